@@ -1,0 +1,260 @@
+/* Construction heuristics: nearest neighbour, greedy edge, space-filling curve, random.
+ *
+ * nn_tour and greedy_tour run as ONE work-group: one work-item (lid 0) does the inherently
+ * sequential bookkeeping, and the whole group scans the remaining cities in parallel when
+ * the candidate lists cannot answer, reducing (distance, index) pairs in local memory
+ * (no sub-group functions: NVIDIA's OpenCL has none).  Ties break by index, so both give
+ * the same tour as a plain sequential host loop, on every device.
+ */
+#include "distance.h"
+
+#define NO_CITY 0x7fffffff
+
+/* Remove city x from the compact list rem[0..*count) (where[] holds positions). */
+inline void rem_take(__global int *restrict rem, __global int *restrict where,
+                     __local int *count, const int x)
+{
+    const int p = where[x], last = rem[*count - 1];
+    rem[p] = last;
+    where[last] = p;
+    *count -= 1;
+}
+
+/* Work-group argmin of DIST(from, c) over c in rem[0..count): returns (d, c) smallest
+ * by distance then index, identical on every work-item. */
+inline int group_nearest(DIST_PARAMS, __global const int *restrict rem, const int count,
+                         const int from, __local int *red_d, __local int *red_j)
+{
+    const int lid = get_local_id(0), wg = get_local_size(0);
+    int bd = NO_CITY, bj = NO_CITY;
+    for (int p = lid; p < count; p += wg) {
+        const int c = rem[p], d = DIST(from, c);
+        if (d < bd || (d == bd && c < bj)) {
+            bd = d;
+            bj = c;
+        }
+    }
+    red_d[lid] = bd;
+    red_j[lid] = bj;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = wg / 2; h > 0; h >>= 1) {
+        if (lid < h) {
+            const int d = red_d[lid + h], c = red_j[lid + h];
+            if (d < red_d[lid] || (d == red_d[lid] && c < red_j[lid])) {
+                red_d[lid] = d;
+                red_j[lid] = c;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const int best = red_j[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return best;
+}
+
+/* Nearest neighbour tour from `start` (Fosin et al. 2013, section 4: NNH over the
+ * candidate list).  The first unvisited entry of a (distance, index)-ordered candidate
+ * list IS the nearest unvisited city, so the lists only speed it up. */
+__kernel void nn_tour(DIST_PARAMS, __global const int *restrict cand, const int m,
+                      const int start, __global int *restrict tour,
+                      __global int *restrict rem, __global int *restrict where,
+                      __global uchar *restrict visited, __local int *red_d, __local int *red_j)
+{
+    const int lid = get_local_id(0), wg = get_local_size(0);
+    __local int cur, next, count;
+    for (int c = lid; c < n; c += wg) {
+        rem[c] = c;
+        where[c] = c;
+        visited[c] = 0;
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (lid == 0) {
+        count = n;
+        rem_take(rem, where, &count, start);
+        visited[start] = 1;
+        tour[0] = start;
+        cur = start;
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    for (int step = 1; step < n; step++) {
+        if (lid == 0) {
+            int pick = -1;
+            for (int s = 0; s < m; s++) {
+                const int j = cand[(long)cur * m + s];
+                if (!visited[j]) {
+                    pick = j;
+                    break;
+                }
+            }
+            next = pick;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* every step passes the same barriers (PoCL needs barriers in uniform, not
+         * conditional, control flow); the scan is empty when a candidate answered */
+        const int best = group_nearest(DIST_ARGS, rem, next < 0 ? count : 0, cur, red_d, red_j);
+        if (lid == 0) {
+            if (next < 0)
+                next = best;
+            rem_take(rem, where, &count, next);
+            visited[next] = 1;
+            tour[step] = next;
+            cur = next;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* Candidate edges for greedy: slot s = i*m + r holds edge {i, cand[s]}; each undirected
+ * edge is kept once (at i < j, or at i > j when i is not in j's list) with key
+ * (distance << 32 | s), so sorting the keys orders edges by (distance, slot). */
+__kernel void greedy_edge_keys(const int n, __global const int *restrict cand,
+                               __global const int *restrict cand_d, const int m,
+                               __global ulong *restrict keys, const int length)
+{
+    const int s = get_global_id(0);
+    if (s >= length)
+        return;
+    ulong key = ~(ulong)0;
+    if (s < n * m) {
+        const int i = s / m, j = cand[s];
+        int keep = i < j;
+        if (!keep) {
+            keep = 1;
+            for (int r = 0; r < m; r++)
+                keep &= cand[(long)j * m + r] != i;
+        }
+        if (keep)
+            key = ((ulong)cand_d[s] << 32) | (ulong)s;
+    }
+    keys[s] = key;
+}
+
+inline int uf_find(__global int *restrict parent, int x)
+{
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+/* Greedy edge (the "greedy matching" construction): take candidate edges shortest first
+ * while both ends have degree < 2 and no cycle closes; then join the fragments by
+ * nearest-neighbour search among fragment ends, starting at the lowest-numbered end. */
+__kernel void greedy_tour(DIST_PARAMS, __global const ulong *restrict keys,
+                          __global const int *restrict cand, const int m,
+                          __global int *restrict adj, __global int *restrict deg,
+                          __global int *restrict parent, __global int *restrict tour,
+                          __global int *restrict rem, __global int *restrict where,
+                          __local int *red_d, __local int *red_j)
+{
+    const int lid = get_local_id(0), wg = get_local_size(0);
+    __local int count, pos, from;
+    for (int c = lid; c < n; c += wg) {
+        deg[c] = 0;
+        parent[c] = c;
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (lid == 0) {
+        for (long e = 0; keys[e] != ~(ulong)0; e++) {
+            const int s = (int)(keys[e] & 0xffffffffu), i = s / m, j = cand[s];
+            if (deg[i] == 2 || deg[j] == 2)
+                continue;
+            const int ri = uf_find(parent, i), rj = uf_find(parent, j);
+            if (ri == rj)
+                continue;
+            parent[max(ri, rj)] = min(ri, rj);
+            adj[2 * i + deg[i]++] = j;
+            adj[2 * j + deg[j]++] = i;
+        }
+        count = 0;
+        for (int c = 0; c < n; c++)
+            if (deg[c] < 2) {
+                rem[count] = c;
+                where[c] = count++;
+            }
+        pos = 0;
+        from = -1;
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    while (pos < n) {
+        /* the first fragment starts at the lowest-numbered end (rem was filled in
+         * index order); the scan runs empty then, keeping the barriers uniform */
+        const int near = group_nearest(DIST_ARGS, rem, from < 0 ? 0 : count, from, red_d, red_j);
+        const int a = from < 0 ? rem[0] : near;
+        if (lid == 0) {
+            /* walk the fragment that starts at end a, appending it to the tour */
+            rem_take(rem, where, &count, a);
+            int prev = -1, x = a;
+            for (;;) {
+                tour[pos++] = x;
+                int y = -1;
+                for (int r = 0; r < deg[x]; r++)
+                    if (adj[2 * x + r] != prev) {
+                        y = adj[2 * x + r];
+                        break;
+                    }
+                if (y < 0 || (deg[x] == 1 && x != a))
+                    break;
+                prev = x;
+                x = y;
+            }
+            if (x != a)
+                rem_take(rem, where, &count, x);
+            from = x;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* Space-filling curve: Hilbert index of each city on a 2^16 x 2^16 grid over the
+ * bounding box; key = index << 32 | city, so sorting the keys gives the curve order. */
+__kernel void hilbert_keys(const int n, __global const double *restrict plane,
+                           const double x0, const double y0, const double scale,
+                           __global ulong *restrict keys, const int length)
+{
+    const int i = get_global_id(0);
+    if (i >= length)
+        return;
+    if (i >= n) {
+        keys[i] = ~(ulong)0;
+        return;
+    }
+    uint x = (uint)min((plane[2 * i] - x0) * scale, 65535.0);
+    uint y = (uint)min((plane[2 * i + 1] - y0) * scale, 65535.0);
+    uint d = 0;
+    for (uint s = 1u << 15; s > 0; s >>= 1) {
+        const uint rx = (x & s) != 0, ry = (y & s) != 0;
+        d += s * s * ((3u * rx) ^ ry);
+        if (ry == 0) {
+            if (rx == 1) {
+                x = 65535u - x;
+                y = 65535u - y;
+            }
+            const uint t = x;
+            x = y;
+            y = t;
+        }
+    }
+    keys[i] = ((ulong)d << 32) | (ulong)i;
+}
+
+/* Random tour: a Philox draw per city as sort key (stream 0, step = city). */
+__kernel void random_keys(const int n, const uint seed_lo, const uint seed_hi,
+                          __global ulong *restrict keys, const int length)
+{
+    const int i = get_global_id(0);
+    if (i >= length)
+        return;
+    const rng_key_t key = {seed_lo, seed_hi};
+    keys[i] = i < n ? (((ulong)rng_block(key, 0u, (uint)i, 0u).x << 32) | (ulong)i) : ~(ulong)0;
+}
+
+/* The low 32 bits of the first n sorted keys are the tour. */
+__kernel void keys_to_tour(const int n, __global const ulong *restrict keys,
+                           __global int *restrict tour)
+{
+    const int t = get_global_id(0);
+    if (t < n)
+        tour[t] = (int)(keys[t] & 0xffffffffu);
+}

@@ -1,0 +1,271 @@
+"""The tspcl command line (Typer): solve, verify, info, devices, gen, bench.
+
+stdout carries data only (a tour, a JSON summary, a problem); diagnostics and progress
+go to stderr.  Errors are one line, ``tspcl: FILE:LINE: what``, with the exit statuses
+listed in tspcl/errors.py; ``--debug`` anywhere on the line shows tracebacks instead.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import List, Optional
+
+_STARTED = time.perf_counter()  # --time-limit counts from here: parsing is inside it
+
+import typer  # noqa: E402
+
+from . import errors  # noqa: E402
+from .errors import TspclError, UsageError  # noqa: E402
+
+app = typer.Typer(
+    name="tspcl", add_completion=False, no_args_is_help=True,
+    pretty_exceptions_enable=False, rich_markup_mode=None,
+    help="Travelling-salesman search in OpenCL kernels, on a GPU or on a CPU (PoCL).\n\n"
+         "Problems are TSPLIB files (a path, '-' for stdin, .gz read transparently); "
+         "tours come out as TSPLIB TOUR files on stdout or -o FILE.  Add --debug "
+         "anywhere for tracebacks.")
+
+
+def _key_values(pairs: List[str]) -> dict[str, str]:
+    out = {}
+    for p in pairs:
+        if "=" not in p:
+            raise UsageError(f"--param takes KEY=VALUE (got {p!r})")
+        k, v = p.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _comment(res) -> str:
+    params = " ".join(f"{k}={v}" for k, v in res.params.items())
+    return (f"length {res.length}; algorithm {res.algorithm}"
+            f"{' ' + params if params else ''}; seed {res.seed}; device {res.device}")
+
+
+@app.command()
+def solve(
+    problem: str = typer.Argument(..., help="TSPLIB problem file, or '-' for stdin (.gz ok)."),
+    algo: str = typer.Option("nn", "--algo", "-a",
+                             help="Algorithm: nn, greedy, sfc, random (see `tspcl info`)."),
+    param: List[str] = typer.Option([], "--param", "-p", metavar="KEY=VALUE",
+                                    help="Algorithm parameter, repeatable (e.g. -p k=16)."),
+    seed: int = typer.Option(1, "--seed", "-s", min=0, max=2**64 - 1,
+                             help="Random seed: the same seed on the same device gives the same tour."),
+    time_limit: Optional[float] = typer.Option(
+        None, "--time-limit", "-t", min=0.0,
+        help="Seconds for the whole run, parsing included; the best tour so far is written."),
+    iterations: Optional[int] = typer.Option(None, "--iterations", "-i", min=0,
+                                             help="Iteration budget for iterative algorithms."),
+    device: Optional[str] = typer.Option(
+        None, "--device", "-d", help="auto (GPU if any, else CPU), gpu, cpu or P:D "
+        "(platform:device from `tspcl devices`); default $TSPCL_DEVICE or auto."),
+    output: Optional[str] = typer.Option(None, "--output", "-o",
+                                         help="Write the tour here (atomically) instead of stdout."),
+    log: Optional[str] = typer.Option(None, "--log", help="Write a TSPLIB-style run log here."),
+    as_json: bool = typer.Option(False, "--json",
+                                 help="Print a JSON summary on stdout instead of the tour."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or device line on stderr."),
+):
+    """Solve PROBLEM and write the best tour found as a TSPLIB TOUR file.
+
+    Example: tspcl solve pr1002.tsp --algo nn --seed 7 -o pr1002.tour
+    """
+    from .device import Runtime, log as say
+    from .output import write_atomic, write_stdout
+    from .progress import ProgressDisplay
+    from .run import solve as run_solve
+    from .solvers import get_solver
+    from .tsplib import RunLog, format_log, format_tour, read_problem
+
+    spec = get_solver(algo)
+    params = spec.params_from(_key_values(param))
+    inst = read_problem(problem)
+    rt = Runtime.from_spec(device)
+    if not quiet:
+        say(f"tspcl: device {rt.name}")
+    deadline = None if time_limit is None else _STARTED + time_limit
+    from .optima import known_optimum
+
+    with ProgressDisplay(f"{spec.name} on {inst.name}", known_optimum(inst),
+                         enabled=None if not quiet else False) as show:
+        res = run_solve(inst, spec, params, rt, seed=seed, deadline=deadline,
+                        iterations=iterations, on_progress=show, started=_STARTED)
+    if res.interrupted and not quiet:
+        say("tspcl: interrupted; writing the best tour found so far")
+    tour_text = format_tour(res.order, inst.name, _comment(res))
+    if output:
+        write_atomic(output, tour_text)
+    if log:
+        write_atomic(log, format_log(RunLog(
+            name=inst.name, algorithm=spec.name,
+            parameters={k: str(v) for k, v in res.params.items()}, device=res.device,
+            seed=seed, version=res.version,
+            progress=[(p.elapsed, p.iteration, p.best_length) for p in res.history])))
+    if as_json:
+        write_stdout(json.dumps(res.summary()) + "\n")
+    elif not output:
+        write_stdout(tour_text)
+    if res.interrupted:
+        raise typer.Exit(errors.EXIT_INTERRUPTED)
+
+
+@app.command()
+def verify(
+    problem: str = typer.Argument(..., help="TSPLIB problem file, or '-' for stdin."),
+    tour: str = typer.Argument(..., help="TSPLIB tour file, or '-' for stdin."),
+    optimum: Optional[int] = typer.Option(None, "--optimum",
+                                          help="Known optimum, for the gap (else looked up)."),
+):
+    """Check TOUR is a tour of PROBLEM; print its exact length (and gap). Exit 1 if invalid."""
+    from .optima import gap_percent, known_optimum
+    from .output import write_stdout
+    from .tsplib import read_problem, read_tour
+
+    if problem == "-" and tour == "-":
+        raise UsageError("only one of PROBLEM and TOUR can be '-' (stdin)")
+    inst = read_problem(problem)
+    t = read_tour(tour)
+    why = inst.tour_problem(t.order)
+    if why is not None:
+        print(f"tspcl: {t.source}: invalid tour: {why}", file=sys.stderr)
+        raise typer.Exit(errors.EXIT_INVALID_TOUR)
+    length = inst.tour_length(t.order)
+    best = optimum if optimum is not None else known_optimum(inst)
+    gap = gap_percent(length, best)
+    line = f"{inst.name}: valid tour, length {length}"
+    if gap is not None:
+        line += f", optimum {best}, gap {gap:.4f}%"
+    write_stdout(line + "\n")
+
+
+@app.command()
+def info(
+    problem: str = typer.Argument(..., help="TSPLIB problem file, or '-' for stdin."),
+    k: int = typer.Option(10, "--k", help="Candidate list length assumed for the memory estimates."),
+):
+    """Size and type of PROBLEM, and the device memory each algorithm would need."""
+    from .optima import known_optimum
+    from .output import write_stdout
+    from .solvers import REGISTRY
+    from .tsplib import read_problem
+
+    inst = read_problem(problem)
+    lines = [f"name        {inst.name}", f"type        {inst.kind}", f"dimension   {inst.n}",
+             f"weights     {inst.weight_type}"
+             + (f" ({inst.edge_weight_format})" if inst.edge_weight_format else ""),
+             f"fixed edges {len(inst.fixed_edges)}"]
+    opt = known_optimum(inst)
+    if opt is not None:
+        lines.append(f"optimum     {opt}")
+    lines.append("algorithm   device memory   note")
+    for spec in REGISTRY.values():
+        params = spec.params_type()
+        if hasattr(params, "k"):
+            params = spec.params_from({"k": str(k)})
+        why = spec.unsupported(inst)
+        mem = spec.memory(inst, params)
+        lines.append(f"{spec.name:<11} {mem / 2**20:>10.1f} MiB   {why or spec.summary}")
+    write_stdout("\n".join(lines) + "\n")
+
+
+@app.command()
+def devices():
+    """List OpenCL platforms and devices with the limits kernels are sized from."""
+    from .device import INSTALL_HINT, all_devices, is_gpu
+    from .output import write_stdout
+
+    import pyopencl as cl
+
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        platforms = []
+    if not platforms or not all_devices():
+        raise errors.NoDeviceError(INSTALL_HINT)
+    out = []
+    for p_i, p in enumerate(platforms):
+        out.append(f"platform {p_i}: {p.name.strip()} ({p.version.strip()})")
+        try:
+            devs = p.get_devices()
+        except cl.Error:
+            devs = []
+        for d_i, d in enumerate(devs):
+            kind = "GPU" if is_gpu(d) else "CPU"
+            fp64 = "yes" if "cl_khr_fp64" in d.extensions else "no"
+            out.append(
+                f"  {p_i}:{d_i}  {kind}  {d.name.strip()}  compute units {d.max_compute_units}, "
+                f"max work-group {d.max_work_group_size}, local {d.local_mem_size // 1024} KiB, "
+                f"global {d.global_mem_size // 2**20} MiB, max alloc {d.max_mem_alloc_size // 2**20} MiB, "
+                f"fp64 {fp64}")
+    write_stdout("\n".join(out) + "\n")
+
+
+@app.command()
+def gen(
+    kind: str = typer.Argument(..., help="uniform, clustered, circle (known optimum) or grid (known optimum)."),
+    n: int = typer.Option(..., "-n", help="Number of cities."),
+    seed: int = typer.Option(1, "--seed", "-s", min=0, help="Seed of the random layouts."),
+    name: Optional[str] = typer.Option(None, "--name", help="NAME in the file (default KIND+N)."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+):
+    """Generate an instance as a TSPLIB file (circle and grid state their optimum in COMMENT)."""
+    from .gen import GENERATORS, generate
+    from .output import write_atomic, write_stdout
+    from .tsplib import format_problem
+
+    if kind not in GENERATORS:
+        raise UsageError(f"unknown generator {kind!r}; choose one of {', '.join(GENERATORS)}")
+    text = format_problem(generate(kind, n, seed=seed, name=name))
+    if output:
+        write_atomic(output, text)
+    else:
+        write_stdout(text)
+
+
+@app.command()
+def bench(
+    spec_file: str = typer.Argument(..., help="Suite spec (TOML): instances x algorithms x seeds."),
+    device: Optional[str] = typer.Option(None, "--device", "-d", help="As for solve."),
+    out: str = typer.Option("bench-out", "--out", help="Folder for results.csv/.json/.md."),
+):
+    """Run a benchmark suite and write CSV, JSON and a markdown table (see scripts/)."""
+    from .bench import run_suite
+
+    run_suite(spec_file, device, out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: maps every failure to one stderr line and its exit status."""
+    import click
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    cmd = typer.main.get_command(app)
+    try:
+        code = cmd.main(argv, prog_name="tspcl", standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(errors.EXIT_USAGE)
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        if debug:
+            raise
+        print("tspcl: interrupted", file=sys.stderr)
+        sys.exit(errors.EXIT_INTERRUPTED)
+    except TspclError as e:
+        if debug:
+            raise
+        print(f"tspcl: {e.message}", file=sys.stderr)
+        sys.exit(e.exit_code)
+    except Exception as e:  # noqa: BLE001 - the last line of defence
+        if debug:
+            raise
+        msg = str(e).splitlines()[0] if str(e) else ""
+        print(f"tspcl: internal error: {type(e).__name__}: {msg} (rerun with --debug)",
+              file=sys.stderr)
+        sys.exit(errors.EXIT_INTERNAL)

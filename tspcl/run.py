@@ -1,0 +1,108 @@
+"""One solver run: plan memory, upload, run the solver, keep the best tour, summarise.
+
+The CLI, the benchmark runner and the reproducibility check all go through
+:func:`solve`, so a run means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .device import Runtime
+from .device_instance import DeviceInstance
+from .instance import Instance
+from .optima import gap_percent, known_optimum
+from .solvers import SolveContext, SolverSpec
+from .solvers.base import Progress
+from .stop import AnyOf, Deadline, MaxIterations
+from .version import version_string
+
+
+@dataclass
+class Result:
+    """What a run produced; ``length`` is recomputed exactly on the host."""
+
+    instance: str
+    n: int
+    algorithm: str
+    params: dict
+    seed: int
+    device: str
+    order: np.ndarray
+    length: int
+    optimum: int | None
+    wall_s: float
+    kernel_s: float
+    iterations: int
+    history: list = field(default_factory=list)
+    interrupted: bool = False
+    version: str = field(default_factory=version_string)
+
+    @property
+    def gap(self) -> float | None:
+        return gap_percent(self.length, self.optimum)
+
+    def summary(self) -> dict:
+        """The JSON summary (`tspcl solve --json`) and benchmark row."""
+        return {
+            "instance": self.instance, "n": self.n, "algorithm": self.algorithm,
+            "params": self.params, "seed": self.seed, "device": self.device,
+            "length": self.length, "optimum": self.optimum,
+            "gap_percent": None if self.gap is None else round(self.gap, 4),
+            "wall_s": round(self.wall_s, 6), "kernel_s": round(self.kernel_s, 6),
+            "iterations": self.iterations, "interrupted": self.interrupted,
+            "version": self.version,
+        }
+
+
+def params_dict(params) -> dict:
+    return {k: v for k, v in dataclasses.asdict(params).items()} if dataclasses.is_dataclass(params) else {}
+
+
+def stopping(deadline: float | None, iterations: int | None) -> AnyOf:
+    crit = AnyOf()
+    if deadline is not None:
+        crit.criteria.append(Deadline(deadline))
+    if iterations is not None:
+        crit.criteria.append(MaxIterations(iterations))
+    return crit
+
+
+def plan_memory(rt: Runtime, inst: Instance, spec: SolverSpec, params) -> int:
+    need = int(spec.memory(inst, params))
+    rt.check_fits(need, need, f"{spec.name} on {inst.name} (n={inst.n})",
+                  "try fewer candidates (-p k=...), a smaller instance, or a device with more memory")
+    return need
+
+
+def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
+          deadline: float | None = None, iterations: int | None = None,
+          on_progress=None, started: float | None = None) -> Result:
+    """Run ``spec`` on ``inst``; Ctrl-C returns the best tour so far (interrupted=True)."""
+    from .errors import UsageError
+
+    reason = spec.unsupported(inst)
+    if reason:
+        raise UsageError(reason)
+    plan_memory(rt, inst, spec, params)
+    started = time.perf_counter() if started is None else started
+    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed, stopping(deadline, iterations),
+                       on_progress, started=started)
+    interrupted = False
+    try:
+        spec.run(ctx, params)
+    except KeyboardInterrupt:
+        if ctx.best_order is None:
+            raise
+        interrupted = True
+    return Result(inst.name, inst.n, spec.name, params_dict(params), seed, rt.name,
+                  ctx.best_order, ctx.best_length, known_optimum(inst),
+                  time.perf_counter() - started, ctx.kernel_seconds, ctx.iterations,
+                  list(ctx.history), interrupted)
+
+
+__all__ = ["Progress", "Result", "solve", "plan_memory"]

@@ -1,0 +1,19 @@
+"""The registry of algorithms by name; each family module contributes its SOLVERS."""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from . import construct
+from .base import SolveContext, SolverSpec
+
+REGISTRY: dict[str, SolverSpec] = {s.name: s for s in construct.SOLVERS}
+
+
+def get_solver(name: str) -> SolverSpec:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise UsageError(f"unknown algorithm {name!r}; choose one of {', '.join(REGISTRY)}") from None
+
+
+__all__ = ["REGISTRY", "SolveContext", "SolverSpec", "get_solver"]

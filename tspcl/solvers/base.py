@@ -1,0 +1,132 @@
+"""What every solver gets (SolveContext) and what it is registered with (SolverSpec)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..device import Runtime
+from ..device_instance import DeviceInstance
+from ..instance import Instance
+from ..neighbors import CandidateParams, Candidates, build_candidates
+from ..stop import AnyOf
+
+
+@dataclass
+class Progress:
+    """One improvement: seconds since the run began, iteration, best length."""
+
+    elapsed: float
+    iteration: int
+    best_length: int
+
+
+@dataclass
+class SolveContext:
+    """A solver's whole world: the device, the instance on it, the seed, when to stop.
+
+    Solvers publish every new best tour with :meth:`improve`; the driver keeps it on
+    the host so that a time limit or Ctrl-C can still write it out.
+    """
+
+    rt: Runtime
+    dinst: DeviceInstance
+    seed: int
+    stop: AnyOf = field(default_factory=AnyOf)
+    on_progress: Callable[[Progress], None] | None = None
+    started: float = field(default_factory=time.perf_counter)
+    best_order: np.ndarray | None = None
+    best_length: int | None = None
+    history: list = field(default_factory=list)
+    kernel_seconds: float = 0.0
+    iterations: int = 0
+    _candidates: dict = field(default_factory=dict)
+
+    @property
+    def inst(self) -> Instance:
+        return self.dinst.inst
+
+    def candidates(self, params: CandidateParams) -> Candidates:
+        """Candidate lists, built once per parameters and shared by every phase."""
+        if params not in self._candidates:
+            cand = build_candidates(self.dinst, params)
+            self.kernel_seconds += cand.kernel_seconds
+            self._candidates[params] = cand
+        return self._candidates[params]
+
+    def timed(self, events) -> None:
+        """Add finished OpenCL events' device time to the run's kernel seconds."""
+        for e in events if isinstance(events, (list, tuple)) else [events]:
+            e.wait()
+            self.kernel_seconds += (e.profile.end - e.profile.start) * 1e-9
+
+    def improve(self, order: np.ndarray, iteration: int) -> bool:
+        """Offer a tour (host copy, 0-based); keeps it if shorter. Length is exact."""
+        length = self.inst.tour_length(order)
+        self.iterations = max(self.iterations, iteration)
+        if self.best_length is not None and length >= self.best_length:
+            return False
+        self.best_order = np.asarray(order, np.int64).copy()
+        self.best_length = length
+        p = Progress(time.perf_counter() - self.started, iteration, length)
+        self.history.append(p)
+        if self.on_progress is not None:
+            self.on_progress(p)
+        return True
+
+    def read_tour(self, buf) -> np.ndarray:
+        return self.rt.read(buf, np.int32, self.inst.n).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    """A registered algorithm.
+
+    ``memory(instance, params)`` estimates the device bytes the run needs (checked before
+    allocating); ``unsupported(instance)`` says why an instance cannot be solved, or None.
+    ``deterministic`` solvers give the same tour on every device for the same seed.
+    """
+
+    name: str
+    summary: str
+    params_type: type
+    run: Callable[[SolveContext, object], None]
+    memory: Callable[[Instance, object], int]
+    deterministic: bool = True
+    unsupported: Callable[[Instance], str | None] = lambda inst: None
+
+    def params_from(self, values: dict[str, str]):
+        """Parameters from KEY=VALUE strings, typed by the dataclass's defaults."""
+        from ..errors import UsageError
+
+        fields = {f.name: f for f in dataclasses.fields(self.params_type)}
+        typed = {}
+        for key, raw in values.items():
+            name = key.replace("-", "_")
+            if name not in fields:
+                known = ", ".join(fields) or "none"
+                raise UsageError(f"{self.name} has no parameter {key!r} (parameters: {known})")
+            typed[name] = _convert(self.params_type, fields[name], raw, key)
+        return self.params_type(**typed)
+
+
+def _convert(params_type, f, raw: str, key: str):
+    from ..errors import UsageError
+
+    default = getattr(params_type(), f.name)
+    try:
+        if isinstance(default, bool):
+            if raw.lower() not in ("1", "0", "true", "false", "yes", "no"):
+                raise ValueError
+            return raw.lower() in ("1", "true", "yes")
+        if isinstance(default, int) or (default is None and "int" in str(f.type)):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+        return raw
+    except ValueError:
+        raise UsageError(f"parameter {key}: {raw!r} is not a valid {type(default).__name__}") from None
