@@ -1,0 +1,185 @@
+"""The command line as a user drives it: real processes, stdout vs stderr, exit statuses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tspcl import errors
+from tspcl.tsplib import parse_log, parse_tour
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("TSPCL_SHARED_INSTANCES", ROOT.parent / "shared" / "instances"))
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared instances not at {SHARED}")
+
+SMALL = """NAME : small8
+TYPE : TSP
+DIMENSION : 8
+EDGE_WEIGHT_TYPE : EUC_2D
+NODE_COORD_SECTION
+1 0 0
+2 100 0
+3 200 0
+4 200 100
+5 200 200
+6 100 200
+7 0 200
+8 0 100
+EOF
+"""
+
+
+def tspcl(*args, stdin: str | None = None, cwd=None):
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "tspcl", *args], input=stdin, text=True,
+                          capture_output=True, env=env, cwd=cwd, timeout=300)
+
+
+@pytest.fixture
+def small(tmp_path) -> Path:
+    p = tmp_path / "small8.tsp"
+    p.write_text(SMALL)
+    return p
+
+
+def test_solve_writes_a_tour_on_stdout_and_diagnostics_on_stderr(small):
+    r = tspcl("solve", str(small), "--algo", "nn", "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    tour = parse_tour(r.stdout)
+    assert sorted(tour.order.tolist()) == list(range(8))
+    assert "length 800" in r.stdout  # the square's perimeter, stated in the COMMENT
+    assert "device" in r.stderr and "TOUR_SECTION" not in r.stderr
+
+
+@pytest.mark.parametrize("algo", ["nn", "greedy", "sfc", "random"])
+def test_every_construction_verifies(small, tmp_path, algo):
+    out = tmp_path / "t.tour"
+    r = tspcl("solve", str(small), "--algo", algo, "-o", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "" and r.stderr == ""
+    v = tspcl("verify", str(small), str(out))
+    assert v.returncode == 0, v.stderr
+    assert "valid tour, length" in v.stdout
+
+
+def test_same_seed_same_bytes(small):
+    a = tspcl("solve", str(small), "--algo", "random", "--seed", "11", "-q")
+    b = tspcl("solve", str(small), "--algo", "random", "--seed", "11", "-q")
+    assert a.returncode == b.returncode == 0
+    assert a.stdout == b.stdout
+
+
+def test_json_summary_and_log(small, tmp_path):
+    log = tmp_path / "run.log"
+    r = tspcl("solve", str(small), "--algo", "greedy", "--json", "--log", str(log), "-q")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["length"] == 800 and summary["n"] == 8 and summary["algorithm"] == "greedy"
+    parsed = parse_log(log.read_text())
+    assert parsed.algorithm == "greedy" and parsed.progress[-1][2] == 800
+
+
+def test_stdin_pipeline_into_verify(small):
+    r = tspcl("solve", "-", "--algo", "nn", "-q", stdin=SMALL)
+    assert r.returncode == 0, r.stderr
+    v = tspcl("verify", str(small), "-", stdin=r.stdout)
+    assert v.returncode == 0 and "length 800" in v.stdout
+
+
+@needs_shared
+def test_issue_pipeline_pr1002():
+    problem = SHARED / "tsplib" / "pr1002.tsp"
+    r = tspcl("solve", "-", "--algo", "nn", "--seed", "1", "-q", stdin=problem.read_text())
+    assert r.returncode == 0, r.stderr
+    v = tspcl("verify", str(problem), "-", stdin=r.stdout)
+    assert v.returncode == 0, v.stderr
+    length = int(v.stdout.split("length ")[1].split(",")[0])
+    assert length > 259045  # pr1002's optimum
+    assert "gap" in v.stdout  # optimum found in optima.csv beside the instances
+
+
+def test_verify_rejects_an_invalid_tour(small, tmp_path):
+    bad = tmp_path / "bad.tour"
+    bad.write_text("TYPE : TOUR\nDIMENSION : 8\nTOUR_SECTION\n1 2 3 4 5 6 7 7\n-1\nEOF\n")
+    v = tspcl("verify", str(small), str(bad))
+    assert v.returncode == errors.EXIT_INVALID_TOUR
+    assert "visited 2 times" in v.stderr and v.stdout == ""
+
+
+def test_missing_file(tmp_path):
+    r = tspcl("solve", str(tmp_path / "nope.tsp"))
+    assert r.returncode == errors.EXIT_NO_INPUT
+    assert r.stderr.count("\n") == 1 and "nope.tsp" in r.stderr and r.stdout == ""
+
+
+def test_bad_data_names_file_and_line_and_leaves_no_output(tmp_path):
+    p = tmp_path / "bad.tsp"
+    p.write_text(SMALL.replace("5 200 200", "5 200 zz"))
+    out = tmp_path / "out.tour"
+    r = tspcl("solve", str(p), "-o", str(out))
+    assert r.returncode == errors.EXIT_DATA
+    assert f"{p}:10:" in r.stderr and "Traceback" not in r.stderr
+    assert not out.exists() and r.stdout == ""
+    assert list(tmp_path.iterdir()) == [p]  # no temp file left behind either
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--algo", "nosuch"], "unknown algorithm"),
+    (["--algo", "nn", "-p", "k=zero"], "not a valid int"),
+    (["--algo", "nn", "-p", "nosuch=1"], "no parameter"),
+    (["--algo", "nn", "-p", "k"], "KEY=VALUE"),
+    (["--device", "banana"], "--device"),
+    (["--seed", "-4"], ""),
+])
+def test_usage_errors(small, args, fragment):
+    r = tspcl("solve", str(small), *args)
+    assert r.returncode == errors.EXIT_USAGE, r.stderr
+    assert fragment in r.stderr and r.stdout == "" and "Traceback" not in r.stderr
+
+
+def test_unknown_device_index(small):
+    r = tspcl("solve", str(small), "--device", "9:9")
+    assert r.returncode == errors.EXIT_NO_DEVICE and "9:9" in r.stderr
+
+
+def test_unsupported_combination_is_a_usage_error(tmp_path):
+    p = tmp_path / "m.atsp"
+    p.write_text("NAME: m\nTYPE: ATSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EXPLICIT\n"
+                 "EDGE_WEIGHT_FORMAT: FULL_MATRIX\nEDGE_WEIGHT_SECTION\n0 1 2\n3 0 4\n5 6 0\nEOF\n")
+    r = tspcl("solve", str(p), "--algo", "greedy")
+    assert r.returncode == errors.EXIT_USAGE and "symmetric" in r.stderr
+    assert tspcl("solve", str(p), "--algo", "nn", "-q").returncode == 0
+
+
+def test_unwritable_output(small, tmp_path):
+    r = tspcl("solve", str(small), "-o", str(tmp_path / "no" / "dir" / "x.tour"))
+    assert r.returncode == errors.EXIT_CANT_CREATE and "x.tour" in r.stderr
+
+
+def test_debug_shows_a_traceback(tmp_path):
+    r = tspcl("solve", str(tmp_path / "nope.tsp"), "--debug")
+    assert r.returncode != 0 and "Traceback" in r.stderr
+
+
+def test_info_devices_and_gen(tmp_path):
+    g = tmp_path / "c.tsp"
+    assert tspcl("gen", "circle", "-n", "50", "-o", str(g)).returncode == 0
+    info = tspcl("info", str(g))
+    assert info.returncode == 0, info.stderr
+    assert "dimension   50" in info.stdout and "optimum" in info.stdout
+    assert all(name in info.stdout for name in ("nn", "greedy", "sfc", "random"))
+    d = tspcl("devices")
+    assert d.returncode == 0 and "platform 0" in d.stdout
+    s = tspcl("solve", str(g), "--algo", "greedy", "--json", "-q")
+    assert json.loads(s.stdout)["gap_percent"] is not None
+
+
+def test_help_texts_explain():
+    for cmd in ([], ["solve"], ["verify"], ["info"], ["devices"], ["gen"], ["bench"]):
+        r = tspcl(*cmd, "--help")
+        assert r.returncode == 0 and "Usage" in r.stdout
