@@ -238,8 +238,8 @@ def bench(
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: maps every failure to one stderr line and its exit status."""
-    import click
-
+    # Typer may vendor click: take its classes from Typer's public ones.
+    click_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
@@ -247,12 +247,12 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = cmd.main(argv, prog_name="tspcl", standalone_mode=False)
         sys.exit(code if isinstance(code, int) else 0)
-    except click.exceptions.Exit as e:
+    except typer.Exit as e:
         sys.exit(e.exit_code)
-    except click.ClickException as e:
+    except click_error as e:
         e.show()
         sys.exit(errors.EXIT_USAGE)
-    except (KeyboardInterrupt, click.exceptions.Abort):
+    except (KeyboardInterrupt, typer.Abort):
         if debug:
             raise
         print("tspcl: interrupted", file=sys.stderr)
