@@ -40,10 +40,14 @@ def known_optimum(inst: Instance) -> int | None:
     value = from_comment(inst)
     if value is not None:
         return value
+    names = [inst.name]
+    if inst.source and not inst.source.startswith("<"):
+        names.append(Path(inst.source).name.split(".")[0])  # NAME may be "pa561.tsp"
     for f in optima_files(inst.source):
         table = _read_csv(str(f))
-        if inst.name in table:
-            return table[inst.name]
+        for name in names:
+            if name in table:
+                return table[name]
     return None
 
 
