@@ -100,7 +100,8 @@ def solve(
     if log:
         write_atomic(log, format_log(RunLog(
             name=inst.name, algorithm=spec.name,
-            parameters={k: str(v) for k, v in res.params.items()}, device=res.device,
+            parameters={k: "".join(str(v).split()) for k, v in res.params.items()},
+            device=res.device,
             seed=seed, version=res.version,
             progress=[(p.elapsed, p.iteration, p.best_length) for p in res.history])))
     if as_json:

@@ -57,7 +57,7 @@ def start_city(seed: int, n: int, start: int = 0) -> int:
         if start > n:
             raise UsageError(f"start city {start} is not in 1..{n}")
         return start - 1
-    return int(np.random.Generator(np.random.Philox(key=seed)).integers(n))
+    return int(np.random.Generator(np.random.Philox(np.random.SeedSequence(seed))).integers(n))
 
 
 def _single_group(ctx: SolveContext, kernel) -> int:

@@ -1,0 +1,139 @@
+"""The benchmark runner (tspcl.bench): output files, rows, gaps, and specs checked up front."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+
+import pytest
+
+from kernel_fixtures import rt  # noqa: F401  (skips when there is no OpenCL device)
+from tspcl.bench import COLUMNS, load_suite, run_suite
+from tspcl.errors import DataError, MissingInputError, UsageError
+from tspcl.gen import generate, known_optimum
+
+CIRCLE50_OPT = known_optimum(generate("circle", 50))
+
+SPEC = """
+name = "tiny"
+warmup = 1
+repeats = 1
+seeds = [1, 2]
+
+[[group]]
+instances = ["gen:circle:50", "gen:uniform:120:7"]
+algorithms = ["nn", "greedy", "sfc", "random"]
+params = { k = 6 }
+"""
+
+
+def _write(tmp_path, text: str, name: str = "suite.toml") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_run_suite_writes_csv_json_md(tmp_path, rt):  # noqa: F811
+    out = tmp_path / "out"
+    rows = run_suite(_write(tmp_path, SPEC), os.environ.get("TSPCL_TEST_DEVICE"), str(out),
+                     command="pytest")
+    # 2 instances x 4 algorithms x 2 seeds x 1 repeat
+    assert len(rows) == 16
+    assert all(set(r) == set(COLUMNS) for r in rows)
+    assert {r["instance"] for r in rows} == {"circle50", "uniform120s7"}
+    for r in rows:
+        assert r["length"] > 0 and r["wall_s"] >= r["kernel_s"] >= 0
+        if r["instance"] == "circle50":
+            assert r["optimum"] == CIRCLE50_OPT
+            assert r["gap_percent"] == pytest.approx(100 * (r["length"] - r["optimum"]) / r["optimum"], abs=1e-3)
+            assert r["gap_percent"] >= 0
+        else:
+            assert r["optimum"] is None and r["gap_percent"] is None
+    assert [r["params"] for r in rows[:4:2]] == ["start=0 k=6", "k=6"]
+
+    with open(out / "results.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    assert len(table) == 16 and list(table[0]) == COLUMNS
+    data = json.loads((out / "results.json").read_text())
+    assert data["suite"] == "tiny" and data["command"] == "pytest" and len(data["rows"]) == 16
+    md = (out / "results.md").read_text().splitlines()
+    assert md[0].startswith("Device: ") and "suite: tiny" in md[0] and "command: `pytest`" in md[0]
+    body = [line for line in md if line.startswith("| ") and not line.startswith("| instance")
+            and not line.startswith("| ---")]
+    assert len(body) == 8  # one line per (instance, algorithm, params)
+    nn_circle = next(line for line in body if line.startswith("| circle50 | 50 | nn |"))
+    assert "| 2 |" in nn_circle  # two runs (seeds)
+
+
+@pytest.mark.parametrize("text, error, words", [
+    ('[[group]]\ninstances = ["gen:uniform:50"]\nalgorithms = ["nn", "bogus"]\n', UsageError, "bogus"),
+    ('[[group]]\ninstances = ["no/such/file.tsp"]\nalgorithms = ["nn"]\n', MissingInputError, "file.tsp"),
+    ('[[group]]\ninstances = ["{shared}/no_such.tsp"]\nalgorithms = ["nn"]\n', MissingInputError, "no_such"),
+    ('[[group]]\ninstances = ["gen:spiral:50"]\nalgorithms = ["nn"]\n', UsageError, "gen:"),
+    ('[[group]]\ninstances = ["gen:uniform:50"]\nalgorithms = ["nn"]\nparams = { k = "x" }\n', UsageError, "k"),
+    ('[[group]]\ninstances = ["gen:uniform:50"]\nalgorithms = ["sfc"]\nparams = { k = 5 }\n', UsageError, "k"),
+    ('[[group]]\ninstances = ["gen:uniform:50"]\nalgorithms = ["nn"]\nrepeat = 3\n', UsageError, "repeat"),
+    ('name = "empty"\n', UsageError, "group"),
+    ('[[group]\n', DataError, "TOML"),
+])
+def test_bad_specs_fail_before_running(tmp_path, monkeypatch, text, error, words):
+    import tspcl.run
+
+    def boom(*a, **k):
+        raise AssertionError("ran a solver before the spec was checked")
+
+    monkeypatch.setattr(tspcl.run, "solve", boom)
+    spec = _write(tmp_path, text)
+    with pytest.raises(error) as e:
+        run_suite(spec, None, str(tmp_path / "out"))
+    assert words in str(e.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_whole_spec_checked_first(tmp_path):
+    """A bad second group stops the suite before the first group runs."""
+    text = SPEC + '\n[[group]]\ninstances = ["missing.tsp"]\nalgorithms = ["nn"]\n'
+    with pytest.raises(MissingInputError):
+        load_suite(_write(tmp_path, text))
+
+
+def test_missing_spec_file(tmp_path):
+    with pytest.raises(MissingInputError):
+        run_suite(str(tmp_path / "nope.toml"), None, str(tmp_path / "out"))
+
+
+def test_shipped_suites_parse():
+    from pathlib import Path
+
+    suites = Path(__file__).resolve().parents[1] / "scripts" / "suites"
+    for spec in sorted(suites.glob("*.toml")):
+        try:
+            suite = load_suite(str(spec))
+        except MissingInputError:
+            continue  # shared instances absent on this machine
+        assert suite.groups and suite.name == spec.stem
+
+
+ATSP4 = """NAME : tiny4
+TYPE : ATSP
+DIMENSION : 4
+EDGE_WEIGHT_TYPE : EXPLICIT
+EDGE_WEIGHT_FORMAT : FULL_MATRIX
+EDGE_WEIGHT_SECTION
+0 1 9 4
+3 0 2 8
+7 5 0 1
+1 6 4 0
+EOF
+"""
+
+
+def test_unsupported_pairs_are_skipped(tmp_path, rt, capsys):  # noqa: F811
+    _write(tmp_path, ATSP4, "tiny4.atsp")
+    spec = _write(tmp_path, '[[group]]\ninstances = ["tiny4.atsp"]\n'
+                            'algorithms = ["nn", "greedy", "sfc"]\nparams = { k = 3 }\n')
+    rows = run_suite(spec, os.environ.get("TSPCL_TEST_DEVICE"), str(tmp_path / "out"))
+    assert [r["algorithm"] for r in rows] == ["nn"]  # relative path: found beside the spec
+    err = capsys.readouterr().err
+    assert "skip greedy on tiny4" in err and "skip sfc on tiny4" in err

@@ -1,0 +1,87 @@
+"""scripts/repro_check.py: registered algorithms reproduce, and the check can fail."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kernel_fixtures import rt  # noqa: F401  (skips when there is no OpenCL device)
+from tspcl.gen import generate
+from tspcl.solvers import REGISTRY, SolverSpec
+from tspcl.solvers.construct import NoParams
+
+
+def _load_script():
+    path = Path(__file__).resolve().parents[1] / "scripts" / "repro_check.py"
+    spec = importlib.util.spec_from_file_location("repro_check", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+repro = _load_script()
+
+
+@pytest.fixture(scope="module")
+def inst():
+    return generate("uniform", 200, seed=3)
+
+
+def test_every_registered_algorithm_reproduces(inst, rt):  # noqa: F811
+    rows, bad = repro.run_checks([inst], [1, 2], [rt], iterations=20)
+    assert bad == []
+    checked = {r.algorithm for r in rows if r.status == "ok"}
+    assert checked == {name for name, s in REGISTRY.items() if s.unsupported(inst) is None}
+
+
+def _fake(name: str, order_for, deterministic: bool) -> SolverSpec:
+    def run(ctx, params):
+        ctx.improve(order_for(ctx), 0)
+
+    return SolverSpec(name, "test double", NoParams, run, lambda inst, p: 0,
+                      deterministic=deterministic)
+
+
+def test_a_nondeterministic_solver_is_caught(inst, rt):  # noqa: F811
+    def urandom_order(ctx):
+        seed = int.from_bytes(os.urandom(8), "little")
+        return np.random.default_rng(seed).permutation(ctx.inst.n)
+
+    bad = repro.check([inst], [1, 2], [rt], algorithms={"noisy": _fake("noisy", urandom_order, False)})
+    assert len(bad) == 2
+    assert {(m.algorithm, m.instance, m.seed, m.device) for m in bad} == \
+        {("noisy", inst.name, 1, rt.name), ("noisy", inst.name, 2, rt.name)}
+    assert all("same seed" in m.what for m in bad)
+
+
+def test_a_device_dependent_deterministic_solver_is_caught(inst, rt):  # noqa: F811
+    """Two 'devices' (the same one twice): a solver that differs per call pair is flagged
+    across devices too, while a seeded one is not."""
+    calls = itertools.count()
+
+    def per_pair(ctx):  # same tour for calls 2i and 2i+1, different for each pair
+        k = next(calls) // 2
+        return np.roll(np.arange(ctx.inst.n), k)
+
+    def seeded(ctx):
+        return np.random.default_rng(ctx.seed).permutation(ctx.inst.n)
+
+    algs = {"per_pair": _fake("per_pair", per_pair, True), "seeded": _fake("seeded", seeded, True)}
+    bad = repro.check([inst], [1], [rt, rt], algorithms=algs)
+    assert [(m.algorithm, m.device) for m in bad] == [("per_pair", rt.name)]
+    assert "differs from the one on" in bad[0].what
+
+
+def test_a_crashing_solver_is_a_failure(inst, rt):  # noqa: F811
+    def crash(ctx):
+        raise RuntimeError("kaboom")
+
+    bad = repro.check([inst], [1], [rt], algorithms={"crash": _fake("crash", crash, True)})
+    assert len(bad) == 1 and "kaboom" in bad[0].what

@@ -1,0 +1,378 @@
+"""Benchmark suites: instances x algorithms x parameters x seeds, timed, to CSV/JSON/MD.
+
+``tspcl bench SPEC`` (or ``python scripts/bench.py SPEC``) reads a TOML suite spec::
+
+    name = "construct"
+    warmup = 1            # untimed runs of each (instance, algorithm, params) before measuring
+    repeats = 3           # measured runs per seed
+    seeds = [1, 2, 3]
+
+    [[group]]             # any number of groups; each is a cross product
+    instances = ["{shared}/tsplib/pr1002.tsp", "gen:uniform:100000"]
+    algorithms = ["nn", "greedy", "sfc", "random"]
+    params = { k = 10 }   # optional; each algorithm takes the keys it has (others skipped);
+                          # an array of tables ([{k = 8}, {k = 16}]) runs each variant
+    time_limit = 10       # optional, seconds per run
+    iterations = 100      # optional, iteration limit per run
+
+Instances are problem files or ``gen:KIND:N[:SEED]`` (:func:`tspcl.gen.generate`, seed
+1 by default).  ``{shared}`` is the shared instances folder: ``$TSPCL_SHARED_INSTANCES``,
+else ``shared/instances`` inside or beside the checkout, else ``./.bench/instances``.
+Relative paths are read from the current folder, then from the spec's folder.
+``warmup``, ``repeats``, ``seeds``, ``time_limit`` and ``iterations`` may also be set per
+group (a group's value wins).
+
+The whole spec is checked before anything runs: an unknown algorithm, parameter or key
+is a :class:`~tspcl.errors.UsageError`, a missing instance file a
+:class:`~tspcl.errors.MissingInputError`.  Pairs a solver does not support (greedy on
+ATSP, sfc without coordinates) are skipped with a note on stderr.  One
+:class:`~tspcl.device.Runtime` serves the whole suite, so kernels are built once.
+
+Output (in ``out_dir``): ``results.csv`` and ``results.json`` with one row per measured
+run (:data:`COLUMNS`), and ``results.md``: a header line (device, suite, version, date,
+command) and a table with one line per (instance, algorithm, params) giving the runs,
+median length, mean gap %, median wall seconds and median kernel seconds.  Kernel
+seconds are OpenCL profiling-event times; wall seconds include upload and readback.
+Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import os
+import shlex
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .errors import MissingInputError, OutputError, UsageError
+
+SHARED_ENV = "TSPCL_SHARED_INSTANCES"
+COLUMNS = ["instance", "n", "algorithm", "params", "seed", "device", "length", "optimum",
+           "gap_percent", "wall_s", "kernel_s", "repeat", "version"]
+SUITE_KEYS = {"name", "warmup", "repeats", "seeds", "group", "time_limit", "iterations"}
+GROUP_KEYS = {"instances", "algorithms", "params", "warmup", "repeats", "seeds",
+              "time_limit", "iterations"}
+
+
+def shared_instances_dir() -> Path:
+    """Where ``{shared}`` points (see the module docstring); the last fallback may not exist."""
+    env = os.environ.get(SHARED_ENV)
+    if env:
+        return Path(env)
+    root = Path(__file__).resolve().parent.parent
+    for cand in (root / "shared" / "instances", root.parent / "shared" / "instances",
+                 Path.cwd().parent / "shared" / "instances"):
+        if cand.is_dir():
+            return cand
+    return Path(".bench") / "instances"
+
+
+# ---- the spec --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class InstanceRef:
+    """A problem file or a generated instance, resolved but not yet loaded."""
+
+    text: str                  # as written in the spec
+    path: Path | None = None
+    gen: tuple | None = None   # (kind, n, seed)
+
+    def load(self):
+        if self.gen is not None:
+            from .gen import generate
+
+            kind, n, seed = self.gen
+            return generate(kind, n, seed=seed, name=None if seed == 1 else f"{kind}{n}s{seed}")
+        from .tsplib import read_problem
+
+        return read_problem(str(self.path))
+
+
+@dataclass
+class Group:
+    instances: list[InstanceRef]
+    algorithms: list[str]
+    variants: list[dict]       # raw parameter tables (each applied per algorithm)
+    warmup: int
+    repeats: int
+    seeds: list[int]
+    time_limit: float | None
+    iterations: int | None
+
+
+@dataclass
+class Suite:
+    name: str
+    source: str
+    groups: list[Group] = field(default_factory=list)
+
+
+def _load_toml(spec_file: str) -> dict:
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10
+        raise UsageError("bench specs need Python 3.11+ (tomllib)") from None
+    try:
+        with open(spec_file, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise MissingInputError(f"{spec_file}: no such suite spec") from None
+    except OSError as e:
+        raise MissingInputError(f"{spec_file}: cannot read suite spec ({e.strerror})") from None
+    except tomllib.TOMLDecodeError as e:
+        from .errors import DataError
+
+        raise DataError(spec_file, None, f"not valid TOML ({e})") from None
+
+
+def _int(value, what: str, spec: str, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise UsageError(f"{spec}: {what} must be an integer >= {minimum} (got {value!r})")
+    return value
+
+
+def _opt_number(value, what: str, spec: str):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise UsageError(f"{spec}: {what} must be a positive number (got {value!r})")
+    return value
+
+
+def resolve_instance(text: str, spec_dir: Path, spec: str) -> InstanceRef:
+    """``gen:KIND:N[:SEED]`` or a path (``{shared}`` expanded); MissingInputError if absent."""
+    if not isinstance(text, str):
+        raise UsageError(f"{spec}: instances must be strings (got {text!r})")
+    if text.startswith("gen:"):
+        from .gen import GENERATORS, _check_args
+
+        parts = text.split(":")
+        if len(parts) not in (3, 4) or parts[1] not in GENERATORS:
+            raise UsageError(f"{spec}: {text!r}: expected gen:KIND:N[:SEED] with KIND one of "
+                             f"{', '.join(GENERATORS)}")
+        try:
+            n = int(parts[2].replace("_", ""))
+            seed = int(parts[3]) if len(parts) == 4 else 1
+        except ValueError:
+            raise UsageError(f"{spec}: {text!r}: N and SEED must be integers") from None
+        _check_args(parts[1], n, seed)
+        if parts[1] == "grid":
+            from .gen import grid_shape
+
+            grid_shape(n)
+        return InstanceRef(text, gen=(parts[1], n, seed))
+    path = Path(text.replace("{shared}", str(shared_instances_dir()))).expanduser()
+    cands = [path] if path.is_absolute() else [path, spec_dir / path]
+    for cand in cands:
+        if cand.is_file():
+            return InstanceRef(text, path=cand)
+    where = " or ".join(str(c) for c in cands)
+    hint = (f" (the shared instances folder is {shared_instances_dir()}; set ${SHARED_ENV})"
+            if "{shared}" in text else "")
+    raise MissingInputError(f"{spec}: instance {text!r} not found at {where}{hint}")
+
+
+def _str_value(v) -> str:
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+
+def applicable(spec, variant: dict):
+    """The solver's parameters from the variant's keys that it has (others skipped)."""
+    names = {f.name for f in dataclasses.fields(spec.params_type)}
+    return spec.params_from({k: _str_value(v) for k, v in variant.items()
+                             if k.replace("-", "_") in names})
+
+
+def load_suite(spec_file: str) -> Suite:
+    """Parse and check the whole spec (every instance, algorithm and parameter)."""
+    from .solvers import get_solver
+
+    data = _load_toml(spec_file)
+    spec_dir = Path(spec_file).resolve().parent
+    unknown = set(data) - SUITE_KEYS
+    if unknown:
+        raise UsageError(f"{spec_file}: unknown key(s) {', '.join(sorted(unknown))} "
+                         f"(known: {', '.join(sorted(SUITE_KEYS))})")
+    groups = data.get("group")
+    if not isinstance(groups, list) or not groups:
+        raise UsageError(f"{spec_file}: no [[group]] tables: nothing to run")
+    suite = Suite(str(data.get("name", Path(spec_file).stem)), spec_file)
+    for gi, g in enumerate(groups, 1):
+        where = f"{spec_file} group {gi}"
+        if not isinstance(g, dict):
+            raise UsageError(f"{where}: must be a table")
+        unknown = set(g) - GROUP_KEYS
+        if unknown:
+            raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} "
+                             f"(known: {', '.join(sorted(GROUP_KEYS))})")
+        get = lambda key, default: g.get(key, data.get(key, default))  # noqa: E731
+        insts, algs = g.get("instances"), g.get("algorithms")
+        if not isinstance(insts, list) or not insts:
+            raise UsageError(f"{where}: 'instances' must be a non-empty list")
+        if not isinstance(algs, list) or not algs:
+            raise UsageError(f"{where}: 'algorithms' must be a non-empty list")
+        for a in algs:
+            if not isinstance(a, str):
+                raise UsageError(f"{where}: algorithm names must be strings (got {a!r})")
+            get_solver(a)
+        raw = g.get("params", {})
+        variants = raw if isinstance(raw, list) else [raw]
+        if not variants or not all(isinstance(v, dict) for v in variants):
+            raise UsageError(f"{where}: 'params' must be a table or an array of tables")
+        for v in variants:
+            used = set()
+            for a in algs:
+                spec = get_solver(a)
+                applicable(spec, v)  # raises on a bad value
+                used |= {f.name for f in dataclasses.fields(spec.params_type)}
+            unused = [k for k in v if k.replace("-", "_") not in used]
+            if unused:
+                raise UsageError(f"{where}: no algorithm of the group has parameter(s) "
+                                 f"{', '.join(unused)}")
+        seeds = get("seeds", [1])
+        if not isinstance(seeds, list) or not seeds:
+            raise UsageError(f"{where}: 'seeds' must be a non-empty list of integers")
+        suite.groups.append(Group(
+            instances=[resolve_instance(t, spec_dir, where) for t in insts],
+            algorithms=list(algs), variants=variants,
+            warmup=_int(get("warmup", 0), "warmup", where),
+            repeats=_int(get("repeats", 1), "repeats", where, 1),
+            seeds=[_int(s, "a seed", where) for s in seeds],
+            time_limit=_opt_number(get("time_limit", None), "time_limit", where),
+            iterations=None if get("iterations", None) is None
+            else _int(get("iterations", None), "iterations", where, 1)))
+    return suite
+
+
+# ---- running ---------------------------------------------------------------------------
+def format_params(params: dict) -> str:
+    return " ".join(f"{k}={_str_value(v)}" for k, v in params.items())
+
+
+def _note(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run_suite(spec_file: str, device: str | None, out_dir: str,
+              command: str | None = None) -> list[dict]:
+    """Run the suite in ``spec_file`` on ``device``; write and return the rows."""
+    from .device import Runtime
+    from .run import params_dict, solve
+    from .solvers import get_solver
+    from .version import version_string
+
+    suite = load_suite(spec_file)
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"{out_dir}: cannot create output folder ({e.strerror})") from None
+    rt = Runtime.from_spec(device)
+    version = version_string()
+    command = command if command is not None else shlex.join(sys.argv)
+    started = datetime.now(timezone.utc)
+    _note(f"bench {suite.name}: device {rt.name}, {version}")
+    rows: list[dict] = []
+    loaded: dict[InstanceRef, object] = {}
+    for group in suite.groups:
+        for ref in group.instances:
+            inst = loaded.get(ref)
+            if inst is None:
+                t0 = time.perf_counter()
+                inst = loaded[ref] = ref.load()
+                _note(f"loaded {inst.name} (n={inst.n}) in {time.perf_counter() - t0:.1f} s")
+            for alg in group.algorithms:
+                spec = get_solver(alg)
+                reason = spec.unsupported(inst)
+                if reason:
+                    _note(f"skip {alg} on {inst.name}: {reason}")
+                    continue
+                for variant in group.variants:
+                    params = applicable(spec, variant)
+                    ptext = format_params(params_dict(params))
+
+                    def one(seed: int):
+                        s = time.perf_counter()
+                        deadline = None if group.time_limit is None else s + group.time_limit
+                        return solve(inst, spec, params, rt, seed=seed, deadline=deadline,
+                                     iterations=group.iterations, started=s)
+
+                    for _ in range(group.warmup):
+                        one(group.seeds[0])
+                    for seed in group.seeds:
+                        for rep in range(1, group.repeats + 1):
+                            res = one(seed)
+                            row = {"instance": inst.name, "n": inst.n, "algorithm": alg,
+                                   "params": ptext, "seed": seed, "device": rt.name,
+                                   "length": res.length, "optimum": res.optimum,
+                                   "gap_percent": None if res.gap is None else round(res.gap, 4),
+                                   "wall_s": round(res.wall_s, 6),
+                                   "kernel_s": round(res.kernel_s, 6),
+                                   "repeat": rep, "version": version}
+                            rows.append(row)
+                            gap = "" if res.gap is None else f" gap {res.gap:.2f}%"
+                            _note(f"[{len(rows)}] {inst.name} {alg} {ptext or '-'} seed {seed} "
+                                  f"rep {rep}: length {res.length}{gap} wall {res.wall_s:.4f} s "
+                                  f"kernel {res.kernel_s:.4f} s")
+    meta = {"suite": suite.name, "spec": str(spec_file), "device": rt.name, "version": version,
+            "date": started.strftime("%Y-%m-%d %H:%M UTC"), "command": command}
+    write_results(out, rows, meta)
+    _note(f"wrote {out / 'results.csv'}, results.json, results.md ({len(rows)} runs)")
+    return rows
+
+
+# ---- writing ---------------------------------------------------------------------------
+def summarize(rows: list[dict]) -> list[dict]:
+    """One line per (instance, algorithm, params), in first-seen order."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["instance"], r["algorithm"], r["params"]), []).append(r)
+    out = []
+    for (inst, alg, params), rs in groups.items():
+        gaps = [r["gap_percent"] for r in rs if r["gap_percent"] is not None]
+        out.append({"instance": inst, "n": rs[0]["n"], "algorithm": alg, "params": params,
+                    "runs": len(rs),
+                    "median_length": statistics.median(r["length"] for r in rs),
+                    "mean_gap_percent": statistics.fmean(gaps) if gaps else None,
+                    "median_wall_s": statistics.median(r["wall_s"] for r in rs),
+                    "median_kernel_s": statistics.median(r["kernel_s"] for r in rs)})
+    return out
+
+
+def format_markdown(rows: list[dict], meta: dict) -> str:
+    lines = [f"Device: {meta['device']}; suite: {meta['suite']}; version: {meta['version']}; "
+             f"date: {meta['date']}; command: `{meta['command']}`", "",
+             "| instance | n | algorithm | params | runs | median length | mean gap % "
+             "| median wall s | median kernel s |",
+             "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for s in summarize(rows):
+        gap = "–" if s["mean_gap_percent"] is None else f"{s['mean_gap_percent']:.2f}"
+        med = s["median_length"]
+        med = f"{int(med)}" if float(med).is_integer() else f"{med:.1f}"
+        lines.append(f"| {s['instance']} | {s['n']} | {s['algorithm']} | {s['params'] or '–'} "
+                     f"| {s['runs']} | {med} | {gap} | {s['median_wall_s']:.4f} "
+                     f"| {s['median_kernel_s']:.4f} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_results(out: Path, rows: list[dict], meta: dict) -> None:
+    from .output import write_atomic
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: "" if r[k] is None else r[k] for k in COLUMNS})
+    write_atomic(str(out / "results.csv"), buf.getvalue())
+    write_atomic(str(out / "results.json"),
+                 json.dumps({**meta, "rows": rows}, indent=1) + "\n")
+    write_atomic(str(out / "results.md"), format_markdown(rows, meta))
+
+
+__all__ = ["COLUMNS", "load_suite", "run_suite", "shared_instances_dir", "summarize"]
