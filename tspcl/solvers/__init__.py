@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from . import construct
+from . import construct, localsearch
 from .base import SolveContext, SolverSpec
 
-REGISTRY: dict[str, SolverSpec] = {s.name: s for s in construct.SOLVERS}
+REGISTRY: dict[str, SolverSpec] = {s.name: s for s in construct.SOLVERS + localsearch.SOLVERS}
 
 
 def get_solver(name: str) -> SolverSpec:

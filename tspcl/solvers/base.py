@@ -64,6 +64,12 @@ class SolveContext:
             e.wait()
             self.kernel_seconds += (e.profile.end - e.profile.start) * 1e-9
 
+    def timed_span(self, first, last) -> None:
+        """Add the device time from the start of event `first` to the end of `last`
+        (a batch of many launches; reading every event's profile would cost more)."""
+        last.wait()
+        self.kernel_seconds += (last.profile.end - first.profile.start) * 1e-9
+
     def improve(self, order: np.ndarray, iteration: int) -> bool:
         """Offer a tour (host copy, 0-based); keeps it if shorter. Length is exact."""
         length = self.inst.tour_length(order)

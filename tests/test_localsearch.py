@@ -1,0 +1,170 @@
+"""Local search and ILS against plain host checks: no improving move is left within the
+candidate lists, tours stay valid after every step and kick, seeds reproduce."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tspcl.solvers.localsearch as ls
+from kernel_fixtures import rt  # noqa: F401 - fixture
+from tspcl.device_instance import DeviceInstance
+from tspcl.gen import generate
+from tspcl.instance import Instance
+from tspcl.neighbors import CandidateParams, build_candidates
+from tspcl.run import solve
+from tspcl.solvers import REGISTRY
+
+
+def instances():
+    rng = np.random.default_rng(5)
+    yield generate("uniform", 150, seed=2)
+    yield generate("clustered", 200, seed=3)
+    yield Instance("ceil", "TSP", "CEIL_2D", coords=rng.uniform(0, 500, (120, 2)))
+    yield Instance("att", "TSP", "ATT", coords=np.round(rng.uniform(0, 5000, (100, 2))))
+    m = rng.integers(1, 1000, (60, 60))
+    yield Instance("mat", "TSP", "EXPLICIT", matrix=np.triu(m, 1) + np.triu(m, 1).T)
+
+
+def host_candidates(rt, inst, neighbors="quadrant", m=40):
+    kind = neighbors if inst.has_coords else "knn"
+    return build_candidates(DeviceInstance(rt, inst), CandidateParams(kind, m)).host(rt)[0]
+
+
+def improving_2opt(inst, tour, cand) -> list:
+    n = len(tour)
+    pos = np.empty(n, int)
+    pos[tour] = np.arange(n)
+    d = inst.dist
+    found = []
+    for a in range(n):
+        for c in cand[a]:
+            if c == a:
+                continue
+            for step in (1, -1):  # successor and predecessor variants
+                b = tour[(pos[a] + step) % n]
+                dd = tour[(pos[c] + step) % n]
+                if b == c or dd == a:
+                    continue
+                gain = d(a, b) + d(c, dd) - d(a, c) - d(b, dd)
+                if gain > 0:
+                    found.append((a, int(c), step, int(gain)))
+    return found
+
+
+def improving_oropt(inst, tour, cand) -> list:
+    """Segments of 1-3 cities starting or ending at a, moved next to candidate c with a
+    touching c, between (c, succ c) or (pred c, c)."""
+    n = len(tour)
+    pos = np.empty(n, int)
+    pos[tour] = np.arange(n)
+    d = inst.dist
+    found = []
+    for a in range(n):
+        for c in cand[a]:
+            if c == a:
+                continue
+            for L in (1, 2, 3):
+                for backward in (False, True):
+                    s = (pos[a] - L + 1) % n if backward else pos[a]
+                    seg = [tour[(s + t) % n] for t in range(L)]
+                    prev, nxt = tour[(s - 1) % n], tour[(s + L) % n]
+                    for after_c in (True, False):
+                        g = pos[c] if after_c else (pos[c] - 1) % n
+                        if (g - (s - 1)) % n <= L:
+                            continue
+                        u, w = tour[g], tour[(g + 1) % n]
+                        # a must touch c: pick the orientation that does
+                        first, last = (seg[0], seg[-1])
+                        if (after_c and first != a) or (not after_c and last != a):
+                            first, last = last, first
+                        gain = (d(prev, seg[0]) + d(seg[-1], nxt) + d(u, w) - d(prev, nxt)
+                                - d(u, first) - d(last, w))
+                        if gain > 0:
+                            found.append((a, int(c), L, backward, after_c, int(gain)))
+    return found
+
+
+@pytest.mark.parametrize("algo,extra,checks", [
+    ("2opt", {}, ("2opt",)),
+    ("oropt", {}, ("oropt",)),
+    ("2opt", {"ls": "2opt+oropt"}, ("2opt", "oropt")),
+    ("2opt", {"neighbors": "knn", "m": "8"}, ("2opt",)),
+])
+def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
+    for inst in instances():
+        spec = REGISTRY[algo]
+        params = spec.params_from(extra)
+        res = solve(inst, spec, params, rt, seed=3)
+        assert res.length == inst.tour_length(res.order)
+        cand = host_candidates(rt, inst, params.neighbors, params.m)
+        if "2opt" in checks:
+            assert improving_2opt(inst, res.order, cand) == [], inst.name
+        if "oropt" in checks:
+            assert improving_oropt(inst, res.order, cand) == [], inst.name
+
+
+def test_local_search_improves_on_its_nn_start(rt):  # noqa: F811
+    inst = generate("uniform", 500, seed=4)
+    nn = solve(inst, REGISTRY["nn"], REGISTRY["nn"].params_type(), rt, seed=9)
+    two = solve(inst, REGISTRY["2opt"], REGISTRY["2opt"].params_type(), rt, seed=9)
+    assert two.length < nn.length
+
+
+@pytest.mark.parametrize("kick", ["random", "local"])
+@pytest.mark.parametrize("accept", ["always", "better"])
+def test_ils_tours_valid_after_every_step(rt, monkeypatch, kick, accept):  # noqa: F811
+    """batch=1 and immediate publishing: the current and best tours are read back and
+    validated (Instance.tour_length raises on a non-permutation) after every step."""
+    monkeypatch.setattr(ls, "PUBLISH_S", 0.0)
+    seen = []
+    real = ls._publish
+
+    def publish(ctx, rt_, tour, best, state, it):
+        t = ctx.read_tour(tour)
+        assert ctx.inst.tour_problem(t) is None
+        assert ctx.inst.tour_length(t) == state[ls.S_CUR_LEN]  # device bookkeeping is exact
+        seen.append(int(state[ls.S_KICKS]))
+        real(ctx, rt_, tour, best, state, it)
+
+    monkeypatch.setattr(ls, "_publish", publish)
+    inst = generate("uniform", 120, seed=6)
+    spec = REGISTRY["ils"]
+    params = spec.params_from({"kicks": "15", "kick": kick, "accept": accept, "batch": "1"})
+    res = solve(inst, spec, params, rt, seed=2)
+    assert res.length == inst.tour_length(res.order)
+    assert max(seen) == 15
+
+
+def test_ils_reproducible_and_no_worse_than_its_first_optimum(rt):  # noqa: F811
+    inst = generate("clustered", 300, seed=8)
+    spec = REGISTRY["ils"]
+    params = spec.params_from({"kicks": "30", "kick": "local"})
+    a = solve(inst, spec, params, rt, seed=4)
+    b = solve(inst, spec, params, rt, seed=4)
+    assert np.array_equal(a.order, b.order)
+    first = solve(inst, REGISTRY["2opt"], REGISTRY["2opt"].params_from({"ls": "2opt+oropt"}), rt, seed=4)
+    assert a.length <= first.length
+    assert a.iterations == 30
+
+
+def test_tiny_instances_keep_the_nn_tour(rt):  # noqa: F811
+    for n in (3, 5, 7):
+        inst = generate("circle", n, seed=1)
+        res = solve(inst, REGISTRY["ils"], REGISTRY["ils"].params_type(), rt, seed=1)
+        assert inst.tour_problem(res.order) is None
+
+
+@pytest.mark.parametrize("bad", [{"ls": "3opt"}, {"kicks": "abc"}, {"accept": "maybe"},
+                                 {"kick": "huge"}, {"m": "6", "neighbors": "quadrant"}])
+def test_bad_parameters(bad):
+    from tspcl.errors import UsageError
+
+    with pytest.raises(UsageError):
+        REGISTRY["ils"].params_from(bad)
+
+
+def test_kick_budget():
+    assert ls.kick_budget("0.1n", 1002) == 101
+    assert ls.kick_budget("10n", 5) == 50
+    assert ls.kick_budget("7", 1000) == 7
