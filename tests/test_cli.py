@@ -135,6 +135,9 @@ def test_bad_data_names_file_and_line_and_leaves_no_output(tmp_path):
     (["--algo", "nn", "-p", "k"], "KEY=VALUE"),
     (["--device", "banana"], "--device"),
     (["--seed", "-4"], ""),
+    (["--algo", "nn", "--kick", "local"], "does not apply"),
+    (["--algo", "nn", "--iterations", "0.1n"], "whole number"),
+    (["--algo", "ils", "--iterations", "lots"], "kicks must be"),
 ])
 def test_usage_errors(small, args, fragment):
     r = tspcl("solve", str(small), *args)
@@ -183,3 +186,35 @@ def test_help_texts_explain():
     for cmd in ([], ["solve"], ["verify"], ["info"], ["devices"], ["gen"], ["bench"]):
         r = tspcl(*cmd, "--help")
         assert r.returncode == 0 and "Usage" in r.stdout
+
+
+def test_time_limit_writes_the_best_tour_so_far(tmp_path):
+    g = tmp_path / "u.tsp"
+    assert tspcl("gen", "uniform", "-n", "2000", "-o", str(g)).returncode == 0
+    out = tmp_path / "u.tour"
+    r = tspcl("solve", str(g), "--algo", "ils", "--iterations", "10n", "--time-limit", "5",
+              "-o", str(out), "--json", "-q")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["iterations"] < 20000  # stopped by the clock, not the budget
+    v = tspcl("verify", str(g), str(out))
+    assert v.returncode == 0 and f"length {summary['length']}" in v.stdout
+
+
+def test_ctrl_c_writes_the_best_tour_so_far(tmp_path):
+    import signal
+    import time
+
+    g = tmp_path / "u.tsp"
+    assert tspcl("gen", "uniform", "-n", "2000", "-o", str(g)).returncode == 0
+    out = tmp_path / "u.tour"
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, "-m", "tspcl", "solve", str(g), "--algo", "ils",
+                             "--iterations", "10n", "-o", str(out), "-q"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(10)  # past start-up and kernel builds, deep inside the ILS
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == errors.EXIT_INTERRUPTED, err
+    v = tspcl("verify", str(g), str(out))
+    assert v.returncode == 0, v.stderr

@@ -48,7 +48,7 @@ def _comment(res) -> str:
 def solve(
     problem: str = typer.Argument(..., help="TSPLIB problem file, or '-' for stdin (.gz ok)."),
     algo: str = typer.Option("nn", "--algo", "-a",
-                             help="Algorithm: nn, greedy, sfc, random (see `tspcl info`)."),
+                             help="Algorithm: nn, greedy, sfc, random, 2opt, oropt, ils (see `tspcl info`)."),
     param: List[str] = typer.Option([], "--param", "-p", metavar="KEY=VALUE",
                                     help="Algorithm parameter, repeatable (e.g. -p k=16)."),
     seed: int = typer.Option(1, "--seed", "-s", min=0, max=2**64 - 1,
@@ -56,8 +56,19 @@ def solve(
     time_limit: Optional[float] = typer.Option(
         None, "--time-limit", "-t", min=0.0,
         help="Seconds for the whole run, parsing included; the best tour so far is written."),
-    iterations: Optional[int] = typer.Option(None, "--iterations", "-i", min=0,
-                                             help="Iteration budget for iterative algorithms."),
+    iterations: Optional[str] = typer.Option(
+        None, "--iterations", "-i",
+        help="Iteration budget: a count, or for ils a multiple of n such as 0.1n, 1n, 10n "
+             "(the number of double-bridge kicks)."),
+    ls: Optional[str] = typer.Option(None, "--ls", help="Local search operators: 2opt, oropt, 2opt+oropt."),
+    neighbors: Optional[str] = typer.Option(None, "--neighbors",
+                                            help="Candidate lists: quadrant (paper) or knn."),
+    candidates: Optional[int] = typer.Option(None, "--candidates", "-m",
+                                             help="Candidates per city (paper: 40)."),
+    accept: Optional[str] = typer.Option(None, "--accept",
+                                         help="ILS acceptance: always (paper) or better."),
+    kick: Optional[str] = typer.Option(None, "--kick",
+                                       help="ILS double bridge: random cut points (paper) or local (within a window)."),
     device: Optional[str] = typer.Option(
         None, "--device", "-d", help="auto (GPU if any, else CPU), gpu, cpu or P:D "
         "(platform:device from `tspcl devices`); default $TSPCL_DEVICE or auto."),
@@ -80,7 +91,24 @@ def solve(
     from .tsplib import RunLog, format_log, format_tour, read_problem
 
     spec = get_solver(algo)
-    params = spec.params_from(_key_values(param))
+    values = _key_values(param)
+    for option, key, value in (("--ls", "ls", ls), ("--neighbors", "neighbors", neighbors),
+                               ("--candidates", "m", candidates), ("--accept", "accept", accept),
+                               ("--kick", "kick", kick)):
+        if value is not None:
+            if not spec.has_param(key):
+                raise UsageError(f"{option} does not apply to --algo {spec.name}")
+            values[key] = str(value)
+    run_iterations = None
+    if iterations is not None:
+        if spec.has_param("kicks"):
+            values["kicks"] = iterations
+        else:
+            try:
+                run_iterations = int(iterations)
+            except ValueError:
+                raise UsageError(f"--iterations takes a whole number for {spec.name} (got {iterations!r})") from None
+    params = spec.params_from(values)
     inst = read_problem(problem)
     rt = Runtime.from_spec(device)
     if not quiet:
@@ -91,7 +119,7 @@ def solve(
     with ProgressDisplay(f"{spec.name} on {inst.name}", known_optimum(inst),
                          enabled=None if not quiet else False) as show:
         res = run_solve(inst, spec, params, rt, seed=seed, deadline=deadline,
-                        iterations=iterations, on_progress=show, started=_STARTED)
+                        iterations=run_iterations, on_progress=show, started=_STARTED)
     if res.interrupted and not quiet:
         say("tspcl: interrupted; writing the best tour found so far")
     tour_text = format_tour(res.order, inst.name, _comment(res))

@@ -105,6 +105,9 @@ class SolverSpec:
     deterministic: bool = True
     unsupported: Callable[[Instance], str | None] = lambda inst: None
 
+    def has_param(self, name: str) -> bool:
+        return any(f.name == name for f in dataclasses.fields(self.params_type))
+
     def params_from(self, values: dict[str, str]):
         """Parameters from KEY=VALUE strings, typed by the dataclass's defaults."""
         from ..errors import UsageError
