@@ -127,6 +127,23 @@ inline int better(const long g1, const int c1, const long g2, const int c2)
     return g1 > g2 || (g1 == g2 && c1 < c2);
 }
 
+/* Work-group reduction of (gain, code) pairs in local memory (no sub-group functions
+ * on NVIDIA's OpenCL); the winner ends in lg[0], lc[0].  Every work-item must call it. */
+inline void group_best(__local long *lg, __local int *lc, const long bg, const int bc)
+{
+    const int lid = get_local_id(0), wg = get_local_size(0);
+    lg[lid] = bg;
+    lc[lid] = bc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = wg / 2; h > 0; h >>= 1) {
+        if (lid < h && better(lg[lid + h], lc[lid + h], lg[lid], lc[lid])) {
+            lg[lid] = lg[lid + h];
+            lc[lid] = lc[lid + h];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
 /* One work-item per (city a, candidate slot); each work-group leaves its best
  * (gain, code = item * 16 + kind) in group_gain/group_code. */
 __kernel void ls_eval(DIST_PARAMS, __global const int *restrict cand,
@@ -134,7 +151,7 @@ __kernel void ls_eval(DIST_PARAMS, __global const int *restrict cand,
                       __global const long *restrict state, __global long *restrict group_gain,
                       __global int *restrict group_code, __local long *lg, __local int *lc)
 {
-    const int item = get_global_id(0), lid = get_local_id(0), wg = get_local_size(0);
+    const int item = get_global_id(0), lid = get_local_id(0);
     long bg = NO_GAIN;
     int bc = 0x7fffffff;
     if (!state[S_DONE] && item < n * M && n >= 8) {
@@ -147,16 +164,7 @@ __kernel void ls_eval(DIST_PARAMS, __global const int *restrict cand,
             }
         }
     }
-    lg[lid] = bg;
-    lc[lid] = bc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int h = wg / 2; h > 0; h >>= 1) {
-        if (lid < h && better(lg[lid + h], lc[lid + h], lg[lid], lc[lid])) {
-            lg[lid] = lg[lid + h];
-            lc[lid] = lc[lid + h];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    group_best(lg, lc, bg, bc);
     if (lid == 0) {
         group_gain[get_group_id(0)] = lg[0];
         group_code[get_group_id(0)] = lc[0];
@@ -215,16 +223,7 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict tour,
             bg = group_gain[g];
             bc = group_code[g];
         }
-    lg[lid] = bg;
-    lc[lid] = bc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int h = wg / 2; h > 0; h >>= 1) {
-        if (lid < h && better(lg[lid + h], lc[lid + h], lg[lid], lc[lid])) {
-            lg[lid] = lg[lid + h];
-            lc[lid] = lc[lid + h];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    group_best(lg, lc, bg, bc);
     if (lid != 0)
         return;
     int rev[6] = {0, 0, 0, 0, 0, 0};
