@@ -12,6 +12,10 @@
  *   2..13  Or-opt: the segment of L = 1..3 cities that starts (F) or ends (B) at a is
  *          moved next to c, between c and succ c or pred c and c, turned so that a
  *          touches c (2 + 4 * (L - 1) + option).
+ *   14     3-opt segment exchange (section 4.2: the pair (a, c) extended by the
+ *          candidates f of pred c, Figure 4): a->b .. p->c .. e->f becomes
+ *          a->c .. e->b .. p->f, i.e. the segments [b..p] and [c..e] swap places.
+ * A move is identified by code = item * 64 + sub, sub = kind (0..13) or 14 + slot of f.
  */
 #include "distance.h"
 
@@ -23,6 +27,9 @@
 #endif
 #ifndef USE_OROPT
 #define USE_OROPT 0
+#endif
+#ifndef USE_3OPT
+#define USE_3OPT 0
 #endif
 
 #define NO_GAIN (-(1L << 62))
@@ -53,12 +60,33 @@ inline int wrap(const int p, const int n_) { return p >= n_ ? p - n_ : (p < 0 ? 
 /* Gain of move `kind` from city a toward candidate c, or NO_GAIN when invalid;
  * when rev != 0 also write its reversals (start, len) x 3. */
 inline long move_gain(DIST_PARAMS, __global const int *restrict tour,
-                      __global const int *restrict pos, const int kind, const int a,
-                      const int c, int *rev)
+                      __global const int *restrict pos, __global const int *restrict cand,
+                      const int sub, const int a, const int c, int *rev)
 {
+    const int kind = min(sub, 14);
     const int pa = pos[a], pc = pos[c];
     if (a == c)
         return NO_GAIN;
+    if (kind == 14) {
+        const int oc = wrap(pc - pa, n);                  /* offset of c after a */
+        if (oc < 2)
+            return NO_GAIN;
+        const int b = at(tour, wrap(pa + 1, n)), p = at(tour, wrap(pc - 1, n));
+        const int f = cand[p * M + (sub - 14)];
+        const int of = wrap(pos[f] - pa, n);
+        if (of <= oc)                                     /* f must lie after c, not be a */
+            return NO_GAIN;
+        const int e = at(tour, wrap(pos[f] - 1, n));
+        const long gain = (long)DIST(a, b) + DIST(p, c) + DIST(e, f)
+                        - DIST(a, c) - DIST(e, b) - DIST(p, f);
+        if (rev) {
+            const int l1 = oc - 1, l2 = of - oc;          /* [b..p] and [c..e] */
+            rev[0] = wrap(pa + 1, n); rev[1] = l1 + l2;   /* a (S1 S2)' f = a S2' S1' f */
+            rev[2] = wrap(pa + 1, n); rev[3] = l2;        /* -> a S2 S1' f */
+            rev[4] = wrap(pa + 1 + l2, n); rev[5] = l1;   /* -> a S2 S1 f */
+        }
+        return gain;
+    }
     if (kind <= 1) {
         int b, d, start, len;
         if (kind == 0) {
@@ -118,18 +146,18 @@ inline long move_gain(DIST_PARAMS, __global const int *restrict tour,
     return gain;
 }
 
-inline int first_kind(void) { return USE_2OPT ? 0 : 2; }
-inline int last_kind(void) { return USE_OROPT ? 13 : 1; }
+inline int first_kind(void) { return USE_2OPT ? 0 : (USE_OROPT ? 2 : 14); }
+inline int last_kind(void) { return USE_OROPT ? 13 : (USE_2OPT ? 1 : -1); }
 
 /* Better of two (gain, code) pairs: larger gain, then smaller code (deterministic). */
-inline int better(const long g1, const int c1, const long g2, const int c2)
+inline int better(const long g1, const long c1, const long g2, const long c2)
 {
     return g1 > g2 || (g1 == g2 && c1 < c2);
 }
 
 /* Work-group reduction of (gain, code) pairs in local memory (no sub-group functions
  * on NVIDIA's OpenCL); the winner ends in lg[0], lc[0].  Every work-item must call it. */
-inline void group_best(__local long *lg, __local int *lc, const long bg, const int bc)
+inline void group_best(__local long *lg, __local long *lc, const long bg, const long bc)
 {
     const int lid = get_local_id(0), wg = get_local_size(0);
     lg[lid] = bg;
@@ -145,24 +173,32 @@ inline void group_best(__local long *lg, __local int *lc, const long bg, const i
 }
 
 /* One work-item per (city a, candidate slot); each work-group leaves its best
- * (gain, code = item * 16 + kind) in group_gain/group_code. */
+ * (gain, code) in group_gain/group_code. */
 __kernel void ls_eval(DIST_PARAMS, __global const int *restrict cand,
                       __global const int *restrict tour, __global const int *restrict pos,
                       __global const long *restrict state, __global long *restrict group_gain,
-                      __global int *restrict group_code, __local long *lg, __local int *lc)
+                      __global long *restrict group_code, __local long *lg, __local long *lc)
 {
     const int item = get_global_id(0), lid = get_local_id(0);
-    long bg = NO_GAIN;
-    int bc = 0x7fffffff;
+    long bg = NO_GAIN, bc = LONG_MAX;
     if (!state[S_DONE] && item < n * M && n >= 8) {
         const int a = item / M, c = cand[item];
-        for (int kind = first_kind(); kind <= last_kind(); kind++) {
-            const long g = move_gain(DIST_ARGS, tour, pos, kind, a, c, 0);
-            if (better(g, item * 16 + kind, bg, bc)) {
+        for (int sub = first_kind(); sub <= last_kind(); sub++) {
+            const long g = move_gain(DIST_ARGS, tour, pos, cand, sub, a, c, 0);
+            if (better(g, (long)item * 64 + sub, bg, bc)) {
                 bg = g;
-                bc = item * 16 + kind;
+                bc = (long)item * 64 + sub;
             }
         }
+#if USE_3OPT
+        for (int slot = 0; slot < M; slot++) {
+            const long g = move_gain(DIST_ARGS, tour, pos, cand, 14 + slot, a, c, 0);
+            if (better(g, (long)item * 64 + 14 + slot, bg, bc)) {
+                bg = g;
+                bc = (long)item * 64 + 14 + slot;
+            }
+        }
+#endif
     }
     group_best(lg, lc, bg, bc);
     if (lid == 0) {
@@ -211,13 +247,12 @@ inline long double_bridge(DIST_PARAMS, __global const int *restrict tour,
 __kernel void ls_control(DIST_PARAMS, __global const int *restrict tour,
                          __global const int *restrict pos, __global const int *restrict cand,
                          __global const long *restrict group_gain,
-                         __global const int *restrict group_code, const int groups,
+                         __global const long *restrict group_code, const int groups,
                          __global long *restrict state, __global int *restrict move,
-                         __local long *lg, __local int *lc)
+                         __local long *lg, __local long *lc)
 {
     const int lid = get_local_id(0), wg = get_local_size(0);
-    long bg = NO_GAIN;
-    int bc = 0x7fffffff;
+    long bg = NO_GAIN, bc = LONG_MAX;
     for (int g = lid; g < groups; g += wg)
         if (better(group_gain[g], group_code[g], bg, bc)) {
             bg = group_gain[g];
@@ -234,11 +269,11 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict tour,
         return;
     state[S_STEPS] += 1;
     if (lg[0] > 0) {
-        const int item = lc[0] / 16, kind = lc[0] % 16;
-        const long gain = move_gain(DIST_ARGS, tour, pos, kind, item / M, cand[item], rev);
+        const int item = (int)(lc[0] / 64), sub = (int)(lc[0] % 64);
+        const long gain = move_gain(DIST_ARGS, tour, pos, cand, sub, item / M, cand[item], rev);
         state[S_CUR_LEN] -= gain;
         state[S_MOVES] += 1;
-        move[0] = kind;
+        move[0] = min(sub, 14);
     } else {
         const long cur = state[S_CUR_LEN], best = state[S_BEST_LEN];
         if (cur < best) {

@@ -85,11 +85,38 @@ def improving_oropt(inst, tour, cand) -> list:
     return found
 
 
+def improving_exchange(inst, tour, cand) -> list:
+    """3-opt segment exchange a->b..p->c..e->f  =>  a->c..e->b..p->f, with c a candidate
+    of a and f a candidate of p = pred c, in tour order after a."""
+    n = len(tour)
+    pos = np.empty(n, int)
+    pos[tour] = np.arange(n)
+    d = inst.dist
+    found = []
+    for a in range(n):
+        b = tour[(pos[a] + 1) % n]
+        for c in cand[a]:
+            oc = (pos[c] - pos[a]) % n
+            if oc < 2:
+                continue
+            p = tour[(pos[c] - 1) % n]
+            for f in cand[p]:
+                of = (pos[f] - pos[a]) % n
+                if of <= oc:
+                    continue
+                e = tour[(pos[f] - 1) % n]
+                gain = d(a, b) + d(p, c) + d(e, f) - d(a, c) - d(e, b) - d(p, f)
+                if gain > 0:
+                    found.append((a, int(c), int(f), int(gain)))
+    return found
+
+
 @pytest.mark.parametrize("algo,extra,checks", [
     ("2opt", {}, ("2opt",)),
     ("oropt", {}, ("oropt",)),
     ("2opt", {"ls": "2opt+oropt"}, ("2opt", "oropt")),
     ("2opt", {"neighbors": "knn", "m": "8"}, ("2opt",)),
+    ("3opt", {"m": "12"}, ("2opt", "oropt", "3opt")),
 ])
 def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
     for inst in instances():
@@ -102,6 +129,8 @@ def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
             assert improving_2opt(inst, res.order, cand) == [], inst.name
         if "oropt" in checks:
             assert improving_oropt(inst, res.order, cand) == [], inst.name
+        if "3opt" in checks:
+            assert improving_exchange(inst, res.order, cand) == [], inst.name
 
 
 def test_local_search_improves_on_its_nn_start(rt):  # noqa: F811
@@ -155,7 +184,7 @@ def test_tiny_instances_keep_the_nn_tour(rt):  # noqa: F811
         assert inst.tour_problem(res.order) is None
 
 
-@pytest.mark.parametrize("bad", [{"ls": "3opt"}, {"kicks": "abc"}, {"accept": "maybe"},
+@pytest.mark.parametrize("bad", [{"ls": "4opt"}, {"ls": "3opt", "m": "52"}, {"kicks": "abc"}, {"accept": "maybe"},
                                  {"kick": "huge"}, {"m": "6", "neighbors": "quadrant"}])
 def test_bad_parameters(bad):
     from tspcl.errors import UsageError

@@ -22,7 +22,8 @@ from ..neighbors import CandidateParams, candidate_bytes
 from .base import SolveContext, SolverSpec
 from .construct import NearestNeighborParams, run_nn
 
-OPERATORS = {"2opt": (1, 0), "oropt": (0, 1), "2opt+oropt": (1, 1)}
+# ls name -> (2-opt, Or-opt, 3-opt segment exchange) moves evaluated
+OPERATORS = {"2opt": (1, 0, 0), "oropt": (0, 1, 0), "2opt+oropt": (1, 1, 0), "3opt": (1, 1, 1)}
 STATE_WORDS = 16
 S_CUR_LEN, S_BEST_LEN, S_KICKS, S_BUDGET, S_DONE, S_MOVES = 0, 1, 2, 3, 4, 5
 S_ACCEPT, S_KICK_WINDOW, S_SEED_LO, S_SEED_HI, S_STEPS = 8, 9, 10, 11, 12
@@ -45,6 +46,8 @@ class LocalSearchParams:
         if self.ls not in OPERATORS:
             raise UsageError(f"ls must be one of {', '.join(OPERATORS)} (got {self.ls!r})")
         CandidateParams(self.neighbors, self.m)  # validates kind and count
+        if self.ls == "3opt" and self.m > 50:
+            raise UsageError(f"3opt takes at most 50 candidates per city (got m={self.m})")
         if self.batch < 1:
             raise UsageError(f"batch must be at least 1 (got {self.batch})")
 
@@ -52,6 +55,11 @@ class LocalSearchParams:
 @dataclass(frozen=True)
 class OrOptParams(LocalSearchParams):
     ls: str = "oropt"
+
+
+@dataclass(frozen=True)
+class ThreeOptParams(LocalSearchParams):
+    ls: str = "3opt"
 
 
 @dataclass(frozen=True)
@@ -101,8 +109,8 @@ def run_local_search(ctx: SolveContext, p: LocalSearchParams) -> None:
         return  # too small for the moves' assumptions; NN is already the result
     cand = ctx.candidates(CandidateParams(p.neighbors if inst.has_coords else "knn", p.m))
     m = cand.m
-    use_2opt, use_oropt = OPERATORS[p.ls]
-    defines = {"M": m, "USE_2OPT": use_2opt, "USE_OROPT": use_oropt}
+    use_2opt, use_oropt, use_3opt = OPERATORS[p.ls]
+    defines = {"M": m, "USE_2OPT": use_2opt, "USE_OROPT": use_oropt, "USE_3OPT": use_3opt}
     k_eval = dinst.kernel("localsearch", "ls_eval", **defines)
     k_ctrl = dinst.kernel("localsearch", "ls_control", **defines)
     k_copy = dinst.kernel("localsearch", "ls_copy", **defines)
@@ -129,12 +137,12 @@ def run_local_search(ctx: SolveContext, p: LocalSearchParams) -> None:
     state_host[S_SEED_HI] = (ctx.seed >> 32) & 0xFFFFFFFF
     state = rt.to_device(state_host)
     move = rt.empty(4 * 8)
-    group_gain, group_code = rt.empty(8 * groups), rt.empty(4 * groups)
+    group_gain, group_code = rt.empty(8 * groups), rt.empty(8 * groups)
     apply_size = -(-(n // 2 + 2) // 64) * 64
     copy_size = -(-n // 64) * 64
     dist = dinst.dist_args
-    local_g, local_c = rt.cl.LocalMemory(8 * wg), rt.cl.LocalMemory(4 * wg)
-    clocal_g, clocal_c = rt.cl.LocalMemory(8 * cwg), rt.cl.LocalMemory(4 * cwg)
+    local_g, local_c = rt.cl.LocalMemory(8 * wg), rt.cl.LocalMemory(8 * wg)
+    clocal_g, clocal_c = rt.cl.LocalMemory(8 * cwg), rt.cl.LocalMemory(8 * cwg)
     q = rt.queue
 
     def step(first: bool):
@@ -185,8 +193,8 @@ def _memory(inst: Instance, p: LocalSearchParams) -> int:
 def _symmetric(inst: Instance) -> str | None:
     if not inst.symmetric:
         return "local search uses reversals: symmetric instances only (ATSP: use nn)"
-    if inst.n * 40 * 16 >= 2**31:
-        return f"local search handles up to {2**31 // 640} cities"
+    if inst.n * 64 >= 2**31:
+        return f"local search handles up to {2**31 // 64} cities (n * m must fit 32 bits)"
     return None
 
 
@@ -195,6 +203,8 @@ SOLVERS = [
                LocalSearchParams, run_local_search, _memory, unsupported=_symmetric),
     SolverSpec("oropt", "Or-opt local search (segments of 1-3 cities)",
                OrOptParams, run_local_search, _memory, unsupported=_symmetric),
+    SolverSpec("3opt", "3-opt search: 2-opt, Or-opt and segment-exchange moves over "
+               "neighbour triples", ThreeOptParams, run_local_search, _memory, unsupported=_symmetric),
     SolverSpec("ils", "iterated local search: double-bridge kicks + local search",
                IteratedLocalSearchParams, run_local_search, _memory, unsupported=_symmetric),
 ]
