@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# Local search / ILS batch on the GPU machine (issue 3): tests on the GPU, then the
-# quality/speed suites.  Carry .whl and .bench; results land in $OUT.
+# Local search / ILS batch on the GPU machine (issue 3): tests on the GPU, evaluation
+# pass times (GPU and the PoCL CPU baseline), then quality/speed suites.
+# Carry .whl and .bench; results land in $OUT.  SUITES overrides the suite list.
 set -uo pipefail
 . .whl/setup-device.sh || exit 1
 export TSPCL_SHARED_INSTANCES=$PWD/.bench/instances
 OUT=${OUT:-/tmp/tspcl-out}
 mkdir -p "$OUT"
 LOG=$OUT/localsearch.log
+T=.bench/instances/tsplib
 step() { echo "== $* ($(date -u +%T))" | tee -a "$LOG"; }
 step "local search tests on the GPU"
-TSPCL_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider tests/test_localsearch.py 2>&1 | tail -5 | tee -a "$LOG"
-for suite in ls ils; do
+TSPCL_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider tests/test_localsearch.py 2>&1 | tail -3 | tee -a "$LOG"
+for dev in gpu cpu; do
+  step "one evaluation pass, $dev"
+  python3 scripts/bench_ls_pass.py $T/kroA100.tsp $T/pr1002.tsp $T/pr2392.tsp $T/d18512.tsp \
+      $T/pla33810.tsp $T/pla85900.tsp --device $dev --repeats 10 2>&1 | tee -a "$LOG"
+done
+for suite in ${SUITES:-ls ils}; do
   step "suite $suite"
   timeout ${SUITE_TIMEOUT:-280} python3 scripts/bench.py scripts/suites/$suite.toml --device gpu --out /tmp/$suite > "$OUT/$suite.progress.log" 2>&1; tail -2 "$OUT/$suite.progress.log" | tee -a "$LOG"
-  cp /tmp/$suite/results.md "$OUT/$suite.md" 2>/dev/null; cp /tmp/$suite/results.csv "$OUT/$suite.csv" 2>/dev/null
+  cp /tmp/$suite/results.md "$OUT/$suite.md" 2>/dev/null
 done
 step done
