@@ -2,7 +2,7 @@
  * (Fosin et al. 2013, section 4.1: one work-item per (city, candidate) pair, Figure 3;
  * unlike the paper, the reduction to the best move AND the move itself run on the
  * device).  The tour is an array plus a position array; every move is applied as up
- * to three reversals of position intervals (apply_reversal, one launch each).
+ * to four reversals of position intervals (apply_reversal, one launch each).
  *
  * Build defines: METRIC (distance.h), M (candidates per city), USE_2OPT, USE_OROPT.
  * Move kinds evaluated by work-item (a, slot) with c = cand[a][slot], all of which
@@ -51,14 +51,14 @@
 #define S_STEPS 12
 #define S_WORDS 16
 
-/* move[]: kind, then three reversals (start position, length); length 0 = none. */
-#define MV_WORDS 8
+/* move[]: kind, then four reversals (start position, length); length 0 = none. */
+#define REVERSALS 4
 
 inline int at(__global const int *tour, const int p) { return tour[p]; }
 inline int wrap(const int p, const int n_) { return p >= n_ ? p - n_ : (p < 0 ? p + n_ : p); }
 
 /* Gain of move `kind` from city a toward candidate c, or NO_GAIN when invalid;
- * when rev != 0 also write its reversals (start, len) x 3. */
+ * when rev != 0 also write its reversals (start, len); rev arrives zeroed. */
 inline long move_gain(DIST_PARAMS, __global const int *restrict tour,
                       __global const int *restrict pos, __global const int *restrict cand,
                       const int sub, const int a, const int c, int *rev)
@@ -108,7 +108,7 @@ inline long move_gain(DIST_PARAMS, __global const int *restrict tour,
                 start = wrap(start + len, n);
                 len = n - len;
             }
-            rev[0] = start; rev[1] = len; rev[2] = 0; rev[3] = 0; rev[4] = 0; rev[5] = 0;
+            rev[0] = start; rev[1] = len;
         }
         return gain;
     }
@@ -207,8 +207,11 @@ __kernel void ls_eval(DIST_PARAMS, __global const int *restrict cand,
     }
 }
 
-/* Double-bridge kick (Fosin et al. 2013, Algorithm 1 line 5): A B C D -> A C B D as
- * three reversals; cut offsets 0 < p1 < p2 < p3 <= span after a random start. */
+/* Double-bridge kick (Fosin et al. 2013, Algorithm 1 line 5: four edges deleted, the
+ * parts reconnected).  From a random start o, cut offsets 0 < p1 < p2 < p3 <= span give
+ * B = [o, o+p1), C = [o+p1, o+p2), D = [o+p2, o+p3) and A = the rest; A B C D becomes
+ * A D C B (all four joins change; the 3-change A C B D would be undone by one 3-opt
+ * segment exchange).  Applied as four reversals, all inside [o, o+p3). */
 inline long double_bridge(DIST_PARAMS, __global const int *restrict tour,
                           __global long *restrict state, int *rev)
 {
@@ -227,15 +230,17 @@ inline long double_bridge(DIST_PARAMS, __global const int *restrict tour,
             /* sort the three cuts */
             int p1 = min(cut[0], min(cut[1], cut[2])), p3 = max(cut[0], max(cut[1], cut[2]));
             int p2 = cut[0] + cut[1] + cut[2] - p1 - p3;
-            const int a_end = tour[wrap(o + p1 - 1, n)], b1 = tour[wrap(o + p1, n)];
-            const int b_end = tour[wrap(o + p2 - 1, n)], c1 = tour[wrap(o + p2, n)];
-            const int c_end = tour[wrap(o + p3 - 1, n)], d1 = tour[wrap(o + p3, n)];
-            const int lb = p2 - p1, lc = p3 - p2;
-            rev[0] = wrap(o + p1, n); rev[1] = lb + lc;     /* A (B C)' D = A C' B' D */
-            rev[2] = wrap(o + p1, n); rev[3] = lc;          /* -> A C B' D */
-            rev[4] = wrap(o + p1 + lc, n); rev[5] = lb;     /* -> A C B D */
-            return (long)DIST(a_end, c1) + DIST(c_end, b1) + DIST(b_end, d1)
-                 - DIST(a_end, b1) - DIST(b_end, c1) - DIST(c_end, d1);
+            const int a_end = tour[wrap(o - 1, n)], b1 = tour[o];
+            const int b_end = tour[wrap(o + p1 - 1, n)], c1 = tour[wrap(o + p1, n)];
+            const int c_end = tour[wrap(o + p2 - 1, n)], d1 = tour[wrap(o + p2, n)];
+            const int d_end = tour[wrap(o + p3 - 1, n)], a1 = tour[wrap(o + p3, n)];
+            const int lb = p1, lc = p2 - p1, ld = p3 - p2;
+            rev[0] = o; rev[1] = p3;                        /* A (B C D)' = A D' C' B' */
+            rev[2] = o; rev[3] = ld;                        /* -> A D C' B' */
+            rev[4] = wrap(o + ld, n); rev[5] = lc;          /* -> A D C B' */
+            rev[6] = wrap(o + ld + lc, n); rev[7] = lb;     /* -> A D C B */
+            return (long)DIST(a_end, d1) + DIST(d_end, c1) + DIST(c_end, b1) + DIST(b_end, a1)
+                 - DIST(a_end, b1) - DIST(b_end, c1) - DIST(c_end, d1) - DIST(d_end, a1);
         }
     }
 }
@@ -261,7 +266,7 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict tour,
     group_best(lg, lc, bg, bc);
     if (lid != 0)
         return;
-    int rev[6] = {0, 0, 0, 0, 0, 0};
+    int rev[2 * REVERSALS] = {0, 0, 0, 0, 0, 0, 0, 0};
     move[0] = KIND_NONE;
     state[S_SAVE] = 0;
     state[S_RESTORE] = 0;
@@ -292,7 +297,7 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict tour,
         state[S_KICKS] += 1;
         move[0] = 100;
     }
-    for (int r = 0; r < 6; r++)
+    for (int r = 0; r < 2 * REVERSALS; r++)
         move[1 + r] = rev[r];
 }
 

@@ -3,7 +3,7 @@
 Fosin et al. 2013 (../shared/papers/fosin2013-gpu-2opt-3opt-ils.txt): best-improvement
 passes over quadrant candidate lists (m = 40), one work-item per (city, candidate),
 section 4.1; ILS with double-bridge kicks, Algorithm 1.  The whole loop runs on the
-device (kernels_cl/localsearch.cl): each step is eval -> control -> copy -> 3 reversals,
+device (kernels_cl/localsearch.cl): each step is eval -> control -> copy -> 4 reversals,
 enqueued in batches; the host reads the 16-word state after each batch and the best
 tour only when it improved (at most every PUBLISH_S seconds) and at the end.
 """
@@ -28,7 +28,8 @@ STATE_WORDS = 16
 S_CUR_LEN, S_BEST_LEN, S_KICKS, S_BUDGET, S_DONE, S_MOVES = 0, 1, 2, 3, 4, 5
 S_ACCEPT, S_KICK_WINDOW, S_SEED_LO, S_SEED_HI, S_STEPS = 8, 9, 10, 11, 12
 EVAL_GROUP = 128        # work-items per eval work-group (the paper's tb = 128)
-PUBLISH_S = 1.0         # read the best tour back at most this often while improving
+PUBLISH_S = 1.0
+REVERSALS = 4           # a move is applied as at most this many reversals (localsearch.cl)         # read the best tour back at most this often while improving
 LONG_MAX = 2**63 - 1
 
 
@@ -68,7 +69,7 @@ class IteratedLocalSearchParams(LocalSearchParams):
     accept: 'always' (paper: s := s'') or 'better'; kick: 'random' cut points (paper)
     or 'local' (cut points within `window` positions)."""
 
-    ls: str = "2opt+oropt"
+    ls: str = "3opt"
     kicks: str = "1n"
     accept: str = "always"
     kick: str = "random"
@@ -136,7 +137,7 @@ def run_local_search(ctx: SolveContext, p: LocalSearchParams) -> None:
     state_host[S_SEED_LO] = ctx.seed & 0xFFFFFFFF
     state_host[S_SEED_HI] = (ctx.seed >> 32) & 0xFFFFFFFF
     state = rt.to_device(state_host)
-    move = rt.empty(4 * 8)
+    move = rt.empty(4 * (1 + 2 * REVERSALS))
     group_gain, group_code = rt.empty(8 * groups), rt.empty(8 * groups)
     apply_size = -(-(n // 2 + 2) // 64) * 64
     copy_size = -(-n // 64) * 64
@@ -152,7 +153,7 @@ def run_local_search(ctx: SolveContext, p: LocalSearchParams) -> None:
                np.int32(groups), state, move, clocal_g, clocal_c)
         k_copy(q, (copy_size,), None, np.int32(n), state, tour, pos, best_tour)
         last = None
-        for r in range(3):
+        for r in range(REVERSALS):
             last = k_apply(q, (apply_size,), None, np.int32(n), move, np.int32(r), tour, pos)
         return e if first else last
 
