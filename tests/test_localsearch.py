@@ -31,12 +31,14 @@ def host_candidates(rt, inst, neighbors="quadrant", m=40):
     return build_candidates(DeviceInstance(rt, inst), CandidateParams(kind, m)).host(rt)[0]
 
 
+def positions(tour) -> np.ndarray:
+    pos = np.empty(len(tour), int)
+    pos[tour] = np.arange(len(tour))
+    return pos
+
+
 def improving_2opt(inst, tour, cand) -> list:
-    n = len(tour)
-    pos = np.empty(n, int)
-    pos[tour] = np.arange(n)
-    d = inst.dist
-    found = []
+    n, pos, d, found = len(tour), positions(tour), inst.dist, []
     for a in range(n):
         for c in cand[a]:
             if c == a:
@@ -55,11 +57,7 @@ def improving_2opt(inst, tour, cand) -> list:
 def improving_oropt(inst, tour, cand) -> list:
     """Segments of 1-3 cities starting or ending at a, moved next to candidate c with a
     touching c, between (c, succ c) or (pred c, c)."""
-    n = len(tour)
-    pos = np.empty(n, int)
-    pos[tour] = np.arange(n)
-    d = inst.dist
-    found = []
+    n, pos, d, found = len(tour), positions(tour), inst.dist, []
     for a in range(n):
         for c in cand[a]:
             if c == a:
@@ -88,11 +86,7 @@ def improving_oropt(inst, tour, cand) -> list:
 def improving_exchange(inst, tour, cand) -> list:
     """3-opt segment exchange a->b..p->c..e->f  =>  a->c..e->b..p->f, with c a candidate
     of a and f a candidate of p = pred c, in tour order after a."""
-    n = len(tour)
-    pos = np.empty(n, int)
-    pos[tour] = np.arange(n)
-    d = inst.dist
-    found = []
+    n, pos, d, found = len(tour), positions(tour), inst.dist, []
     for a in range(n):
         b = tour[(pos[a] + 1) % n]
         for c in cand[a]:
