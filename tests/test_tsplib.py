@@ -472,16 +472,6 @@ BAD_PROBLEMS = {
 }
 
 
-@pytest.mark.parametrize("name", list(BAD_PROBLEMS))
-def test_bad_problem(name):
-    text, line, words = BAD_PROBLEMS[name]
-    with pytest.raises(DataError) as e:
-        parse_problem(text, "bad.tsp")
-    assert e.value.line == line, str(e.value)
-    assert str(e.value).startswith(f"bad.tsp:{line}: ")
-    assert words in str(e.value)
-
-
 @pytest.mark.parametrize("explicit", [False, True])
 def test_huge_dimension_fails_fast_without_allocating(explicit):
     if explicit:
@@ -516,15 +506,6 @@ BAD_TOURS = {
 }
 
 
-@pytest.mark.parametrize("name", list(BAD_TOURS))
-def test_bad_tour(name):
-    text, line, words = BAD_TOURS[name]
-    with pytest.raises(DataError) as e:
-        parse_tour(text, "bad.tour")
-    assert e.value.line == line, str(e.value)
-    assert str(e.value).startswith(f"bad.tour:{line}: ") and words in str(e.value)
-
-
 BAD_LOGS = {
     "parameter": ("TYPE : LOG\nPARAMETERS : a=1 b\n", 2, "key=value"),
     "seed": ("TYPE : LOG\nSEED : one\n", 2, "SEED must be an integer"),
@@ -533,15 +514,6 @@ BAD_LOGS = {
     "iteration": ("TYPE : LOG\nPROGRESS_SECTION\n0.1 2.5 3\n", 3, "expected an integer"),
     "type": ("TYPE : TOUR\n", 1, "not a log"),
 }
-
-
-@pytest.mark.parametrize("name", list(BAD_LOGS))
-def test_bad_log(name):
-    text, line, words = BAD_LOGS[name]
-    with pytest.raises(DataError) as e:
-        parse_log(text, "run.log")
-    assert e.value.line == line, str(e.value)
-    assert words in str(e.value)
 
 
 def test_fuzzed_problems_raise_only_data_errors(small_problem_text):
@@ -565,3 +537,18 @@ def test_fuzzed_problems_raise_only_data_errors(small_problem_text):
                 parse_problem(text)
             except DataError:
                 pass
+
+
+BAD_INPUTS = ([(parse_problem, "bad.tsp", name, case) for name, case in BAD_PROBLEMS.items()]
+              + [(parse_tour, "bad.tour", name, case) for name, case in BAD_TOURS.items()]
+              + [(parse_log, "run.log", name, case) for name, case in BAD_LOGS.items()])
+
+
+@pytest.mark.parametrize("parse,source,name,case", BAD_INPUTS,
+                         ids=[f"{src}-{name}" for _, src, name, _ in BAD_INPUTS])
+def test_bad_input_names_file_and_line(parse, source, name, case):
+    text, line, words = case
+    with pytest.raises(DataError) as e:
+        parse(text, source)
+    assert e.value.line == line, str(e.value)
+    assert str(e.value).startswith(f"{source}:{line}: ") and words in str(e.value)
