@@ -5,12 +5,7 @@
 # Run from the project root with .whl and .bench (a copy of ../shared/instances under
 # .bench/instances) carried along; results land in $OUT.
 set -uo pipefail
-. .whl/setup-device.sh || exit 1
-export TSPCL_SHARED_INSTANCES=$PWD/.bench/instances
-OUT=${OUT:-/tmp/tspcl-out}
-mkdir -p "$OUT"
-LOG=$OUT/foundation.log
-step() { echo "== $* ($(date -u +%T))" | tee -a "$LOG"; }
+. scripts/device_prelude.sh foundation
 
 step devices
 python3 -m tspcl devices 2>&1 | tee -a "$LOG"

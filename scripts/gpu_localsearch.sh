@@ -3,13 +3,8 @@
 # pass times (GPU and the PoCL CPU baseline), then quality/speed suites.
 # Carry .whl and .bench; results land in $OUT.  SUITES overrides the suite list.
 set -uo pipefail
-. .whl/setup-device.sh || exit 1
-export TSPCL_SHARED_INSTANCES=$PWD/.bench/instances
-OUT=${OUT:-/tmp/tspcl-out}
-mkdir -p "$OUT"
-LOG=$OUT/localsearch.log
+. scripts/device_prelude.sh localsearch
 T=.bench/instances/tsplib
-step() { echo "== $* ($(date -u +%T))" | tee -a "$LOG"; }
 step "local search tests on the GPU"
 TSPCL_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider tests/test_localsearch.py 2>&1 | tail -3 | tee -a "$LOG"
 for dev in gpu cpu; do
