@@ -1,21 +1,35 @@
-/* Local search over candidate lists, best improvement per pass, on the device
- * (Fosin et al. 2013, section 4.1: one work-item per (city, candidate) pair, Figure 3;
- * unlike the paper, the reduction to the best move AND the move itself run on the
- * device).  The tour is an array plus a position array; every move is applied as up
- * to four reversals of position intervals (apply_reversal, one launch each).
+/* Local search over candidate lists on the device, many non-conflicting improving moves
+ * per pass, with an active-city queue (don't-look bits), and iterated local search.
  *
- * Build defines: METRIC (distance.h), M (candidates per city), USE_2OPT, USE_OROPT.
- * Move kinds evaluated by work-item (a, slot) with c = cand[a][slot], all of which
- * create the edge (a, c):
+ * Fosin et al. 2013 (section 4.1, Figure 3): work-items per (city, candidate) pair,
+ * gains computed on the fly.  Beyond the paper (issue 3, item 3):
+ *  - only the cities in the active queue are evaluated; a city leaves the queue when it
+ *    has no improving move and re-enters when one of its tour edges changes;
+ *  - each queued city finds its best move; the moves are then claimed on blocks of
+ *    CLAIM_BLOCK tour positions (largest gain, then smallest city wins a block), and
+ *    every move that wins all the blocks it touches is applied in the same pass: the
+ *    moves touch disjoint position ranges, so their gains add up exactly;
+ *  - the reduction, the selection and the moves all run on the device.
+ * The tour is an array plus a position array; every move is at most REVERSALS
+ * reversals of position intervals inside its own range.
+ *
+ * One step = ls_eval -> ls_control -> ls_claim -> ls_resolve -> ls_apply.
+ *
+ * Build defines: METRIC (distance.h), M (candidates per city), USE_2OPT, USE_OROPT,
+ * USE_3OPT, APPLY_GROUP (ls_apply's work-group size).
+ * Move `sub`s evaluated by work-item (a, slot) with c = cand[a][slot]:
  *   0      2-opt: remove (a, succ a), (c, succ c); add (a, c), (succ a, succ c)
  *   1      2-opt: remove (pred a, a), (pred c, c); add (a, c), (pred a, pred c)
  *   2..13  Or-opt: the segment of L = 1..3 cities that starts (F) or ends (B) at a is
  *          moved next to c, between c and succ c or pred c and c, turned so that a
  *          touches c (2 + 4 * (L - 1) + option).
- *   14     3-opt segment exchange (section 4.2: the pair (a, c) extended by the
- *          candidates f of pred c, Figure 4): a->b .. p->c .. e->f becomes
- *          a->c .. e->b .. p->f, i.e. the segments [b..p] and [c..e] swap places.
- * A move is identified by code = item * 64 + sub, sub = kind (0..13) or 14 + slot of f.
+ *   16+    3-opt (section 4.2, Figure 4): the triple a, c, f with f a candidate of
+ *          p = pred c, read in direction dir (+1: a b .. p c .. e f; -1: the same
+ *          with pred and succ swapped); edges (a,b), (p,c), (e,f) are removed and the
+ *          ends joined in one of the paper's four ways (3opt_way below).  Only pairs
+ *          with d(a,c) < d(a,b) are extended (partial gain > 0, the usual neighbour-list
+ *          rule).  sub = 16 + (slot * 2 + (dir < 0)) * 4 + way.
+ * A move is identified by code = (a * M + slot) * CODE_STRIDE + sub.
  */
 #include "distance.h"
 
@@ -31,88 +45,155 @@
 #ifndef USE_3OPT
 #define USE_3OPT 0
 #endif
+#ifndef APPLY_GROUP
+#define APPLY_GROUP 256
+#endif
 
 #define NO_GAIN (-(1L << 62))
-#define KIND_NONE (-1)
+#define CODE_STRIDE 512
+#define SUB_3OPT 16
+#define CLAIM_BLOCK 64          /* tour positions per claim block */
+#define MAX_CLAIM_BLOCKS 32     /* longer moves take part only when they are the best */
 
-/* state[]: the search's whole bookkeeping, read by the host a few bytes at a time. */
-#define S_CUR_LEN 0   /* long: length of the current tour */
+/* state[]: the search's bookkeeping, read by the host a few words at a time. */
+#define S_CUR_LEN 0   /* long: length of the current tour (see S_PENDING) */
 #define S_BEST_LEN 1  /* long: length of best_tour (LONG_MAX before the first optimum) */
 #define S_KICKS 2     /* kicks done */
 #define S_BUDGET 3    /* kicks allowed (0: plain local search) */
 #define S_DONE 4      /* 1 when finished */
-#define S_MOVES 5     /* improving moves applied */
+#define S_MOVES 5     /* improving moves applied (see S_PENDING) */
 #define S_SAVE 6      /* this step: copy tour -> best_tour */
 #define S_RESTORE 7   /* this step: copy best_tour -> tour */
 #define S_ACCEPT 8    /* 0: always continue from the new local optimum; 1: only if better */
 #define S_KICK_WINDOW 9 /* 0: double-bridge cut points anywhere; w > 0: within w positions */
 #define S_SEED_LO 10
 #define S_SEED_HI 11
-#define S_STEPS 12
-#define S_WORDS 16
+#define S_STEPS 12    /* passes (ls_control launches that did something) */
+#define S_MODE 13     /* this step: MODE_* */
+#define S_BEST_CODE 14 /* this step: code of the best move */
+#define S_FLAGS 15    /* bit 0: queue parity; bit 1: this step's queue holds every city */
+#define S_PENDING 16  /* per ls_apply group g: gain at 16 + 2g, moves at 17 + 2g, not
+                         yet in S_CUR_LEN / S_MOVES (ls_control folds them in) */
 
-/* move[]: kind, then four reversals (start position, length); length 0 = none. */
+#define MODE_NONE 0
+#define MODE_IMPROVE 1
+#define MODE_KICK 2
+
 #define REVERSALS 4
+#define KIND_NONE (-1)
 
-inline int at(__global const int *tour, const int p) { return tour[p]; }
+/* A move: up to REVERSALS reversals (start position, length; length < 2 does nothing),
+ * and the range [lo, lo + span) of positions whose cities it may move. */
+typedef struct {
+    int start[REVERSALS];
+    int len[REVERSALS];
+    int lo, span;
+} move_t;
+
 inline int wrap(const int p, const int n_) { return p >= n_ ? p - n_ : (p < 0 ? p + n_ : p); }
 
-/* Gain of move `kind` from city a toward candidate c, or NO_GAIN when invalid;
- * when rev != 0 also write its reversals (start, len); rev arrives zeroed. */
+inline void set_rev(move_t *mv, const int r, const int start, const int len, const int n_)
+{
+    mv->start[r] = wrap(start, n_);
+    mv->len[r] = len;
+}
+
+/* Added length of the four reconnections of a b .. p c .. e f (Fosin et al. 2013,
+ * Figure 4, "four ways"), removed edges (a,b), (p,c), (e,f):
+ *   0: a c..e b..p f   segments swapped           adds (a,c) (e,b) (p,f)
+ *   1: a c..e p..b f   swapped, [b..p] reversed   adds (a,c) (e,p) (b,f)
+ *   2: a e..c b..p f   swapped, [c..e] reversed   adds (a,e) (c,b) (p,f)
+ *   3: a p..b e..c f   both reversed in place     adds (a,p) (b,e) (c,f) */
+inline long three_opt_added(DIST_PARAMS, const int a, const int b, const int p, const int c,
+                            const int e, const int f, const int way)
+{
+    switch (way) {
+    case 0: return (long)DIST(a, c) + DIST(e, b) + DIST(p, f);
+    case 1: return (long)DIST(a, c) + DIST(e, p) + DIST(b, f);
+    case 2: return (long)DIST(a, e) + DIST(c, b) + DIST(p, f);
+    default: return (long)DIST(a, p) + DIST(b, e) + DIST(c, f);
+    }
+}
+
+/* Offset of position q from position p in direction dir (0 .. n-1). */
+inline int offset(const int p, const int q, const int dir, const int n_)
+{
+    return wrap(dir > 0 ? q - p : p - q, n_);
+}
+
+/* Gain of move `sub` from city a toward candidate c, or NO_GAIN when invalid;
+ * when mv != 0 also describe it (reversals and range). */
 inline long move_gain(DIST_PARAMS, __global const int *restrict tour,
                       __global const int *restrict pos, __global const int *restrict cand,
-                      const int sub, const int a, const int c, int *rev)
+                      const int sub, const int a, const int c, move_t *mv)
 {
-    const int kind = min(sub, 14);
     const int pa = pos[a], pc = pos[c];
     if (a == c)
         return NO_GAIN;
-    if (kind == 14) {
-        const int oc = wrap(pc - pa, n);                  /* offset of c after a */
+    if (sub >= SUB_3OPT) {
+        const int t = sub - SUB_3OPT, way = t % 4, dir = ((t / 4) % 2) ? -1 : 1, slot = t / 8;
+        const int oc = offset(pa, pc, dir, n);
         if (oc < 2)
             return NO_GAIN;
-        const int b = at(tour, wrap(pa + 1, n)), p = at(tour, wrap(pc - 1, n));
-        const int f = cand[p * M + (sub - 14)];
-        const int of = wrap(pos[f] - pa, n);
+        const int b = tour[wrap(pa + dir, n)], p = tour[wrap(pc - dir, n)];
+        if (DIST(a, c) >= DIST(a, b))
+            return NO_GAIN;
+        const int f = cand[p * M + slot];
+        const int of = offset(pa, pos[f], dir, n);
         if (of <= oc)                                     /* f must lie after c, not be a */
             return NO_GAIN;
-        const int e = at(tour, wrap(pos[f] - 1, n));
+        const int e = tour[wrap(pos[f] - dir, n)];
         const long gain = (long)DIST(a, b) + DIST(p, c) + DIST(e, f)
-                        - DIST(a, c) - DIST(e, b) - DIST(p, f);
-        if (rev) {
-            const int l1 = oc - 1, l2 = of - oc;          /* [b..p] and [c..e] */
-            rev[0] = wrap(pa + 1, n); rev[1] = l1 + l2;   /* a (S1 S2)' f = a S2' S1' f */
-            rev[2] = wrap(pa + 1, n); rev[3] = l2;        /* -> a S2 S1' f */
-            rev[4] = wrap(pa + 1 + l2, n); rev[5] = l1;   /* -> a S2 S1 f */
+                        - three_opt_added(DIST_ARGS, a, b, p, c, e, f, way);
+        if (mv) {
+            /* The range between a and f in ascending positions is [P][Q]: P = [b..p],
+             * Q = [c..e] for dir +1, P = [e..c], Q = [p..b] for dir -1. */
+            const int l1 = oc - 1, l2 = of - oc;
+            const int lo = dir > 0 ? pa + 1 : pa - of + 1;
+            const int x = dir > 0 ? l1 : l2, y = dir > 0 ? l2 : l1;
+            const int rev1 = way == 1 || way == 3, rev2 = way == 2 || way == 3;
+            const int revP = dir > 0 ? rev1 : rev2, revQ = dir > 0 ? rev2 : rev1;
+            mv->lo = wrap(lo, n);
+            mv->span = x + y;
+            if (way < 3) {                                /* [P][Q] -> [Q'][P'] -> ... */
+                set_rev(mv, 0, lo, x + y, n);
+                set_rev(mv, 1, lo, revQ ? 0 : y, n);
+                set_rev(mv, 2, lo + y, revP ? 0 : x, n);
+            } else {
+                set_rev(mv, 0, lo, x, n);
+                set_rev(mv, 1, lo + x, y, n);
+            }
         }
         return gain;
     }
-    if (kind <= 1) {
+    if (sub <= 1) {
         int b, d, start, len;
-        if (kind == 0) {
-            b = at(tour, wrap(pa + 1, n));
-            d = at(tour, wrap(pc + 1, n));
+        if (sub == 0) {
+            b = tour[wrap(pa + 1, n)];
+            d = tour[wrap(pc + 1, n)];
             start = wrap(pa + 1, n);                /* reverse succ a .. c */
             len = wrap(pc - pa - 1, n) + 1;
         } else {
-            b = at(tour, wrap(pa - 1, n));
-            d = at(tour, wrap(pc - 1, n));
+            b = tour[wrap(pa - 1, n)];
+            d = tour[wrap(pc - 1, n)];
             start = pa;                             /* reverse a .. pred c */
             len = wrap(pc - 1 - pa, n) + 1;
         }
         if (b == c || d == a)
             return NO_GAIN;
         const long gain = (long)DIST(a, b) + DIST(c, d) - DIST(a, c) - DIST(b, d);
-        if (rev) {
+        if (mv) {
             if (2 * len > n) {  /* the other side is shorter: same cyclic tour */
                 start = wrap(start + len, n);
                 len = n - len;
             }
-            rev[0] = start; rev[1] = len;
+            set_rev(mv, 0, start, len, n);
+            mv->lo = start;
+            mv->span = len;
         }
         return gain;
     }
-    const int o = kind - 2, L = 1 + o / 4, opt = o % 4;
+    const int o = sub - 2, L = 1 + o / 4, opt = o % 4;
     const int backward = opt >= 2;          /* segment ends at a (else starts at a) */
     const int s = backward ? wrap(pa - L + 1, n) : pa;   /* first position of segment */
     if (n < L + 5 || (L == 1 && backward))
@@ -122,31 +203,35 @@ inline long move_gain(DIST_PARAMS, __global const int *restrict tour,
     const int g = after_c ? pc : wrap(pc - 1, n);
     if (wrap(g - (s - 1), n) <= L)          /* g in [s-1, s+L-1]: not outside the segment */
         return NO_GAIN;
-    const int x1 = at(tour, s), xL = at(tour, wrap(s + L - 1, n));
-    const int prev = at(tour, wrap(s - 1, n)), next = at(tour, wrap(s + L, n));
-    const int u = at(tour, g), w = at(tour, wrap(g + 1, n));
+    const int x1 = tour[s], xL = tour[wrap(s + L - 1, n)];
+    const int prev = tour[wrap(s - 1, n)], next = tour[wrap(s + L, n)];
+    const int u = tour[g], w = tour[wrap(g + 1, n)];
     /* orientation that makes a touch c: F1 (c,x1) keep; F2 (x1,c) reversed;
      * B1 (c,xL) reversed; B2 (xL,c) keep */
     const int keep = (opt == 0) || (opt == 3);
     const long added = keep ? (long)DIST(u, x1) + DIST(xL, w) : (long)DIST(u, xL) + DIST(x1, w);
     const long gain = (long)DIST(prev, x1) + DIST(xL, next) + DIST(u, w) - DIST(prev, next) - added;
-    if (rev) {
+    if (mv) {
         const int d1 = wrap(g - (s + L - 1), n);    /* cities between segment end and g */
         const int d2 = n - L - d1;                  /* cities between g+1 and segment start */
         if (d1 <= d2) {   /* [s .. g] -> [s+L .. g][segment] */
-            rev[0] = s; rev[1] = L + d1;
-            rev[2] = s; rev[3] = d1;
-            rev[4] = wrap(s + d1, n); rev[5] = keep ? L : 0;
+            set_rev(mv, 0, s, L + d1, n);
+            set_rev(mv, 1, s, d1, n);
+            set_rev(mv, 2, s + d1, keep ? L : 0, n);
+            mv->lo = s;
+            mv->span = L + d1;
         } else {          /* [g+1 .. s+L-1] -> [segment][g+1 .. s-1] */
-            rev[0] = wrap(g + 1, n); rev[1] = L + d2;
-            rev[2] = wrap(g + 1 + L, n); rev[3] = d2;
-            rev[4] = wrap(g + 1, n); rev[5] = keep ? L : 0;
+            set_rev(mv, 0, g + 1, L + d2, n);
+            set_rev(mv, 1, g + 1 + L, d2, n);
+            set_rev(mv, 2, g + 1, keep ? L : 0, n);
+            mv->lo = wrap(g + 1, n);
+            mv->span = L + d2;
         }
     }
     return gain;
 }
 
-inline int first_kind(void) { return USE_2OPT ? 0 : (USE_OROPT ? 2 : 14); }
+inline int first_kind(void) { return USE_2OPT ? 0 : 2; }
 inline int last_kind(void) { return USE_OROPT ? 13 : (USE_2OPT ? 1 : -1); }
 
 /* Better of two (gain, code) pairs: larger gain, then smaller code (deterministic). */
@@ -163,8 +248,11 @@ inline void group_best(__local long *lg, __local long *lc, const long bg, const 
     lg[lid] = bg;
     lc[lid] = bc;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int h = wg / 2; h > 0; h >>= 1) {
-        if (lid < h && better(lg[lid + h], lc[lid + h], lg[lid], lc[lid])) {
+    int h = 1;
+    while (2 * h < wg)
+        h *= 2;                       /* wg need not be a power of two (C * M items) */
+    for (; h > 0; h >>= 1) {
+        if (lid < h && lid + h < wg && better(lg[lid + h], lc[lid + h], lg[lid], lc[lid])) {
             lg[lid] = lg[lid + h];
             lc[lid] = lc[lid + h];
         }
@@ -172,35 +260,102 @@ inline void group_best(__local long *lg, __local long *lc, const long bg, const 
     }
 }
 
-/* One work-item per (city a, candidate slot); each work-group leaves its best
- * (gain, code) in group_gain/group_code. */
+/* Best move of work-item (a, slot) over every enabled kind, into (bg, bc). */
+inline void best_of_pair(DIST_PARAMS, __global const int *restrict tour,
+                         __global const int *restrict pos, __global const int *restrict cand,
+                         const int a, const int slot, long *bg, long *bc)
+{
+    const int c = cand[a * M + slot];
+    const long item = (long)a * M + slot;
+    for (int sub = first_kind(); sub <= last_kind(); sub++) {
+        const long g = move_gain(DIST_ARGS, tour, pos, cand, sub, a, c, 0);
+        if (better(g, item * CODE_STRIDE + sub, *bg, *bc)) {
+            *bg = g;
+            *bc = item * CODE_STRIDE + sub;
+        }
+    }
+#if USE_3OPT
+    /* Section 4.2: the pair (a, c) extended by the candidates f of p (Figure 4, right),
+     * in both directions; the four ways share the distances of each triple. */
+    const int pa = pos[a], pc = pos[c];
+    for (int dir = 1; dir >= -1 && a != c; dir -= 2) {
+        const int oc = offset(pa, pc, dir, n);
+        const int b = tour[wrap(pa + dir, n)];
+        const int dab = DIST(a, b), dac = DIST(a, c);
+        if (oc < 2 || dac >= dab)
+            continue;
+        const int p = tour[wrap(pc - dir, n)];
+        const long removed_ab_pc = (long)dab + DIST(p, c);
+        for (int fslot = 0; fslot < M; fslot++) {
+            const int f = cand[p * M + fslot];
+            const int pf = pos[f];
+            if (offset(pa, pf, dir, n) <= oc)
+                continue;
+            const int e = tour[wrap(pf - dir, n)];
+            const long removed = removed_ab_pc + DIST(e, f);
+            const long base = item * CODE_STRIDE + SUB_3OPT + (fslot * 2 + (dir < 0)) * 4;
+            for (int way = 0; way < 4; way++) {
+                const long g = removed - three_opt_added(DIST_ARGS, a, b, p, c, e, f, way);
+                if (better(g, base + way, *bg, *bc)) {
+                    *bg = g;
+                    *bc = base + way;
+                }
+            }
+        }
+    }
+#endif
+}
+
+/* Evaluation pass over the active queue: work-group = C = wg / M cities, work-item =
+ * (city, slot); each city's best move goes to ent_gain/ent_code[queue index] and the
+ * city leaves the queue (ls_apply puts it back if it keeps an improving move).  Each
+ * work-group leaves its best (gain, code) in group_gain/group_code.  Also resets the
+ * claim blocks for this step. */
 __kernel void ls_eval(DIST_PARAMS, __global const int *restrict cand,
                       __global const int *restrict tour, __global const int *restrict pos,
-                      __global const long *restrict state, __global long *restrict group_gain,
-                      __global long *restrict group_code, __local long *lg, __local long *lc)
+                      __global const long *restrict state, __global const int *restrict queue,
+                      __global const int *restrict qcount, __global int *restrict active,
+                      __global long *restrict ent_gain, __global long *restrict ent_code,
+                      __global long *restrict group_gain, __global long *restrict group_code,
+                      __global int *restrict block_gain, __global int *restrict block_id,
+                      const int nblocks, __local long *lg, __local long *lc)
 {
-    const int item = get_global_id(0), lid = get_local_id(0);
-    long bg = NO_GAIN, bc = LONG_MAX;
-    if (!state[S_DONE] && item < n * M && n >= 8) {
-        const int a = item / M, c = cand[item];
-        for (int sub = first_kind(); sub <= last_kind(); sub++) {
-            const long g = move_gain(DIST_ARGS, tour, pos, cand, sub, a, c, 0);
-            if (better(g, (long)item * 64 + sub, bg, bc)) {
-                bg = g;
-                bc = (long)item * 64 + sub;
-            }
-        }
-#if USE_3OPT
-        for (int slot = 0; slot < M; slot++) {
-            const long g = move_gain(DIST_ARGS, tour, pos, cand, 14 + slot, a, c, 0);
-            if (better(g, (long)item * 64 + 14 + slot, bg, bc)) {
-                bg = g;
-                bc = (long)item * 64 + 14 + slot;
-            }
-        }
-#endif
+    const int lid = get_local_id(0), C = get_local_size(0) / M;
+    for (int b = get_global_id(0); b < nblocks; b += get_global_size(0)) {
+        block_gain[b] = 0;
+        block_id[b] = INT_MAX;
     }
-    group_best(lg, lc, bg, bc);
+    if (state[S_DONE])
+        return;
+    const int parity = (int)(state[S_FLAGS] & 1), qlen = qcount[parity];
+    __global const int *q = queue + (long)parity * n;
+    const int local_city = lid / M, slot = lid % M;
+    long gbest = NO_GAIN, gcode = LONG_MAX;
+    for (int base = get_group_id(0) * C; base < qlen; base += get_num_groups(0) * C) {
+        const int idx = base + local_city;
+        long bg = NO_GAIN, bc = LONG_MAX;
+        if (local_city < C && idx < qlen)
+            best_of_pair(DIST_ARGS, tour, pos, cand, q[idx], slot, &bg, &bc);
+        lg[lid] = bg;
+        lc[lid] = bc;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (local_city < C && idx < qlen && slot == 0) {
+            for (int s = 1; s < M; s++)
+                if (better(lg[lid + s], lc[lid + s], bg, bc)) {
+                    bg = lg[lid + s];
+                    bc = lc[lid + s];
+                }
+            ent_gain[idx] = bg;
+            ent_code[idx] = bc;
+            active[q[idx]] = 0;
+            if (better(bg, bc, gbest, gcode)) {
+                gbest = bg;
+                gcode = bc;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    group_best(lg, lc, gbest, gcode);
     if (lid == 0) {
         group_gain[get_group_id(0)] = lg[0];
         group_code[get_group_id(0)] = lc[0];
@@ -213,7 +368,7 @@ __kernel void ls_eval(DIST_PARAMS, __global const int *restrict cand,
  * A D C B (all four joins change; the 3-change A C B D would be undone by one 3-opt
  * segment exchange).  Applied as four reversals, all inside [o, o+p3). */
 inline long double_bridge(DIST_PARAMS, __global const int *restrict tour,
-                          __global long *restrict state, int *rev)
+                          __global const long *restrict state, move_t *mv)
 {
     const rng_key_t key = {(uint)state[S_SEED_LO], (uint)state[S_SEED_HI]};
     const int window = (int)state[S_KICK_WINDOW];
@@ -235,25 +390,31 @@ inline long double_bridge(DIST_PARAMS, __global const int *restrict tour,
             const int c_end = tour[wrap(o + p2 - 1, n)], d1 = tour[wrap(o + p2, n)];
             const int d_end = tour[wrap(o + p3 - 1, n)], a1 = tour[wrap(o + p3, n)];
             const int lb = p1, lc = p2 - p1, ld = p3 - p2;
-            rev[0] = o; rev[1] = p3;                        /* A (B C D)' = A D' C' B' */
-            rev[2] = o; rev[3] = ld;                        /* -> A D C' B' */
-            rev[4] = wrap(o + ld, n); rev[5] = lc;          /* -> A D C B' */
-            rev[6] = wrap(o + ld + lc, n); rev[7] = lb;     /* -> A D C B */
+            set_rev(mv, 0, o, p3, n);                   /* A (B C D)' = A D' C' B' */
+            set_rev(mv, 1, o, ld, n);                   /* -> A D C' B' */
+            set_rev(mv, 2, o + ld, lc, n);              /* -> A D C B' */
+            set_rev(mv, 3, o + ld + lc, lb, n);         /* -> A D C B */
+            mv->lo = o;
+            mv->span = p3;
             return (long)DIST(a_end, d1) + DIST(d_end, c1) + DIST(c_end, b1) + DIST(b_end, a1)
                  - DIST(a_end, b1) - DIST(b_end, c1) - DIST(c_end, d1) - DIST(d_end, a1);
         }
     }
 }
 
-/* One work-group: reduce the group bests, then decide this step's move.  An improving
- * move is applied; at a local optimum the best tour is saved (or, with acceptance
- * "better", the walk returns to it), then a kick follows while the budget lasts
- * (Fosin et al. 2013, Algorithm 1, lines 4-10). */
+/* One work-group: fold in the last step's applied moves, reduce the group bests, then
+ * decide this step.  With an improving move somewhere the step claims and applies
+ * moves; at a local optimum the best tour is saved (or, with acceptance "better", the
+ * walk returns to it), then a kick follows while the budget lasts (Fosin et al. 2013,
+ * Algorithm 1, lines 4-10).  A plain local search (no kick budget) that reached its
+ * optimum on a partial queue re-checks every city once before it stops, so that its
+ * result is a local optimum of the whole neighbourhood. */
 __kernel void ls_control(DIST_PARAMS, __global const int *restrict tour,
-                         __global const int *restrict pos, __global const int *restrict cand,
                          __global const long *restrict group_gain,
                          __global const long *restrict group_code, const int groups,
-                         __global long *restrict state, __global int *restrict move,
+                         const int apply_groups, __global long *restrict state,
+                         __global int *restrict move, __global int *restrict queue,
+                         __global int *restrict qcount, __global int *restrict active,
                          __local long *lg, __local long *lc)
 {
     const int lid = get_local_id(0), wg = get_local_size(0);
@@ -264,74 +425,269 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict tour,
             bc = group_code[g];
         }
     group_best(lg, lc, bg, bc);
-    if (lid != 0)
-        return;
-    int rev[2 * REVERSALS] = {0, 0, 0, 0, 0, 0, 0, 0};
-    move[0] = KIND_NONE;
-    state[S_SAVE] = 0;
-    state[S_RESTORE] = 0;
+    __local int recheck_all;
+    if (lid == 0) {
+        recheck_all = 0;
+        for (int g = 0; g < apply_groups; g++) {
+            state[S_CUR_LEN] -= state[S_PENDING + 2 * g];
+            state[S_MOVES] += state[S_PENDING + 2 * g + 1];
+            state[S_PENDING + 2 * g] = 0;
+            state[S_PENDING + 2 * g + 1] = 0;
+        }
+        move[0] = KIND_NONE;
+        state[S_SAVE] = 0;
+        state[S_RESTORE] = 0;
+        state[S_MODE] = MODE_NONE;
+    }
     if (state[S_DONE])
         return;
-    state[S_STEPS] += 1;
-    if (lg[0] > 0) {
-        const int item = (int)(lc[0] / 64), sub = (int)(lc[0] % 64);
-        const long gain = move_gain(DIST_ARGS, tour, pos, cand, sub, item / M, cand[item], rev);
-        state[S_CUR_LEN] -= gain;
-        state[S_MOVES] += 1;
-        move[0] = min(sub, 14);
-    } else {
-        const long cur = state[S_CUR_LEN], best = state[S_BEST_LEN];
-        if (cur < best) {
-            state[S_BEST_LEN] = cur;
-            state[S_SAVE] = 1;
-        } else if (state[S_ACCEPT] == 1 && cur > best) {
-            state[S_RESTORE] = 1;            /* kick from the best next step */
-            state[S_CUR_LEN] = best;
-            return;
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        const long flags = state[S_FLAGS];
+        const int parity = (int)((flags & 1) ^ 1), full = (int)((flags >> 1) & 1);
+        state[S_FLAGS] = parity;
+        qcount[parity] = 0;
+        state[S_STEPS] += 1;
+        if (lg[0] > 0) {
+            state[S_MODE] = MODE_IMPROVE;
+            state[S_BEST_CODE] = lc[0];
+        } else if (state[S_BUDGET] == 0 && !full) {
+            recheck_all = 1;
+            state[S_FLAGS] = parity | 2;
+            qcount[parity] = n;
+        } else {
+            const long cur = state[S_CUR_LEN], best = state[S_BEST_LEN];
+            if (cur < best) {
+                state[S_BEST_LEN] = cur;
+                state[S_SAVE] = 1;
+            } else if (state[S_ACCEPT] == 1 && cur > best) {
+                state[S_RESTORE] = 1;            /* kick from the best next step */
+                state[S_CUR_LEN] = best;
+            }
+            if (state[S_RESTORE]) {
+                /* the queue stays empty: the best tour is a local optimum */
+            } else if (state[S_KICKS] >= state[S_BUDGET] || n < 8) {
+                state[S_DONE] = 1;
+            } else {
+                move_t mv = {{0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0};
+                state[S_CUR_LEN] += double_bridge(DIST_ARGS, tour, state, &mv);
+                state[S_KICKS] += 1;
+                state[S_MODE] = MODE_KICK;
+                move[0] = 100;
+                for (int r = 0; r < REVERSALS; r++) {
+                    move[1 + 2 * r] = mv.start[r];
+                    move[2 + 2 * r] = mv.len[r];
+                }
+            }
         }
-        if (state[S_KICKS] >= state[S_BUDGET] || n < 8) {
-            state[S_DONE] = 1;
-            return;
-        }
-        state[S_CUR_LEN] += double_bridge(DIST_ARGS, tour, state, rev);
-        state[S_KICKS] += 1;
-        move[0] = 100;
     }
-    for (int r = 0; r < 2 * REVERSALS; r++)
-        move[1 + r] = rev[r];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (recheck_all) {
+        const int parity = (int)(state[S_FLAGS] & 1);
+        for (int c = lid; c < n; c += wg) {
+            active[c] = 1;
+            queue[(long)parity * n + c] = c;
+        }
+    }
 }
 
-/* Copies between the current and the best tour, as ls_control asked this step. */
-__kernel void ls_copy(const int n, __global const long *restrict state,
-                      __global int *restrict tour, __global int *restrict pos,
-                      __global int *restrict best_tour)
+/* Runs `op` on the claim blocks covering positions [first, first + count) (cyclic):
+ * 0 raise block_gain to g32; 1 check block_gain == g32; 2 lower block_id to id;
+ * 3 check block_id == id.  Returns 0 when a check fails. */
+inline int claim_blocks(const int op, int first, int count, const int n_,
+                        __global int *restrict block_gain, __global int *restrict block_id,
+                        const int g32, const int id)
 {
-    const int p = get_global_id(0);
-    if (p >= n)
-        return;
+    int p = first;
+    count = min(count, n_);
+    while (count > 0) {
+        const int b = p / CLAIM_BLOCK;
+        if (op == 0) atomic_max(&block_gain[b], g32);
+        else if (op == 1) { if (block_gain[b] != g32) return 0; }
+        else if (op == 2) atomic_min(&block_id[b], id);
+        else if (block_id[b] != id) return 0;
+        const int step = min(min(count, CLAIM_BLOCK - p % CLAIM_BLOCK), n_ - p);
+        count -= step;
+        p = wrap(p + step, n_);
+    }
+    return 1;
+}
+
+inline int entry_city(const long code) { return (int)(code / CODE_STRIDE / M); }
+
+/* The copies asked by ls_control (save / restore), then: every improving queued move
+ * that is short enough (or the step's best) raises the gain on the blocks it touches.
+ * claim_first/claim_count[idx] get its touched positions (count 0: not taking part). */
+__kernel void ls_claim(DIST_PARAMS, __global const int *restrict cand,
+                       __global int *restrict tour, __global int *restrict pos,
+                       __global int *restrict best_tour, __global const long *restrict state,
+                       __global const int *restrict qcount, __global const long *restrict ent_gain,
+                       __global const long *restrict ent_code, __global int *restrict claim_first,
+                       __global int *restrict claim_count, __global int *restrict block_gain,
+                       __global int *restrict block_id)
+{
+    const int gid = get_global_id(0), gsize = get_global_size(0);
     if (state[S_SAVE])
-        best_tour[p] = tour[p];
-    else if (state[S_RESTORE]) {
-        const int c = best_tour[p];
-        tour[p] = c;
-        pos[c] = p;
+        for (int p = gid; p < n; p += gsize)
+            best_tour[p] = tour[p];
+    if (state[S_RESTORE])
+        for (int p = gid; p < n; p += gsize) {
+            const int c = best_tour[p];
+            tour[p] = c;
+            pos[c] = p;
+        }
+    if (state[S_MODE] != MODE_IMPROVE)
+        return;
+    const int qlen = qcount[(state[S_FLAGS] & 1) ^ 1];
+    for (int idx = gid; idx < qlen; idx += gsize) {
+        claim_count[idx] = 0;
+        const long g = ent_gain[idx], code = ent_code[idx];
+        if (g <= 0)
+            continue;
+        const int item = (int)(code / CODE_STRIDE), sub = (int)(code % CODE_STRIDE);
+        move_t mv;
+        move_gain(DIST_ARGS, tour, pos, cand, sub, item / M, cand[item], &mv);
+        const int first = wrap(mv.lo - 1, n), count = min(mv.span + 2, n);
+        if (count > MAX_CLAIM_BLOCKS * CLAIM_BLOCK && code != state[S_BEST_CODE])
+            continue;
+        claim_first[idx] = first;
+        claim_count[idx] = count;
+        claim_blocks(0, first, count, n, block_gain, block_id, (int)min(g, (long)INT_MAX), 0);
     }
 }
 
-/* Reversal r of this step's move: positions start .. start+len-1 (cyclic). Work-items
- * swap pairs, grid-stride, so any launch size covers any length. */
-__kernel void apply_reversal(const int n, __global const int *restrict move, const int r,
-                             __global int *restrict tour, __global int *restrict pos)
+/* Moves that hold the top gain on all their blocks bid their city for them. */
+__kernel void ls_resolve(const int n, __global const long *restrict state,
+                         __global const int *restrict qcount, __global const long *restrict ent_gain,
+                         __global const long *restrict ent_code, __global int *restrict claim_first,
+                         __global int *restrict claim_count, __global int *restrict block_gain,
+                         __global int *restrict block_id)
 {
-    if (move[0] == KIND_NONE)
+    if (state[S_DONE] || state[S_MODE] != MODE_IMPROVE)
         return;
-    const int start = move[1 + 2 * r], len = move[2 + 2 * r];
-    for (int t = get_global_id(0); t < len / 2; t += get_global_size(0)) {
-        const int p1 = wrap(start + t, n), p2 = wrap(start + len - 1 - t, n);
-        const int c1 = tour[p1], c2 = tour[p2];
-        tour[p1] = c2;
-        pos[c2] = p1;
-        tour[p2] = c1;
-        pos[c1] = p2;
+    const int qlen = qcount[(state[S_FLAGS] & 1) ^ 1];
+    for (int idx = get_global_id(0); idx < qlen; idx += get_global_size(0)) {
+        const int count = claim_count[idx];
+        if (count == 0)
+            continue;
+        const int g32 = (int)min(ent_gain[idx], (long)INT_MAX), a = entry_city(ent_code[idx]);
+        if (claim_blocks(1, claim_first[idx], count, n, block_gain, block_id, g32, a))
+            claim_blocks(2, claim_first[idx], count, n, block_gain, block_id, g32, a);
+        else
+            claim_count[idx] = 0;
+    }
+}
+
+/* City c's tour edges changed (or it keeps an improving move): queue it for the next
+ * pass unless it is queued already. */
+inline void activate(const int c, __global int *restrict active, __global int *restrict next,
+                     __global int *restrict next_count)
+{
+    if (atomic_xchg(&active[c], 1) == 0)
+        next[atomic_inc(next_count)] = c;
+}
+
+/* Applies a move with the whole work-group: the reversals in order; the cities at each
+ * reversal's ends just before it (the only ones whose tour edges it changes) are
+ * activated at the end. */
+inline void apply_move(const int n_, const move_t *mv, __global int *restrict tour,
+                       __global int *restrict pos, __global int *restrict active,
+                       __global int *restrict next, __global int *restrict next_count,
+                       __local int *ends)
+{
+    const int lid = get_local_id(0), wg = get_local_size(0);
+    for (int r = 0; r < REVERSALS; r++) {
+        const int start = mv->start[r], len = mv->len[r];
+        if (lid < 4) {
+            const int p = lid < 2 ? start - 1 + lid : start + len - 3 + lid;
+            ends[4 * r + lid] = len > 1 ? tour[wrap(p, n_)] : -1;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        for (int t = lid; t < len / 2; t += wg) {
+            const int p1 = wrap(start + t, n_), p2 = wrap(start + len - 1 - t, n_);
+            const int c1 = tour[p1], c2 = tour[p2];
+            tour[p1] = c2;
+            pos[c2] = p1;
+            tour[p2] = c1;
+            pos[c1] = p2;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+    if (lid < 4 * REVERSALS && ends[lid] >= 0)
+        activate(ends[lid], active, next, next_count);
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* One work-group per move: the winners of every block they touch are applied; improving
+ * moves that lost stay queued.  Group 0 applies this step's kick.  Each group leaves its
+ * applied gain and move count in state[S_PENDING + 2 * group ...]. */
+__kernel void ls_apply(DIST_PARAMS, __global const int *restrict cand,
+                       __global int *restrict tour, __global int *restrict pos,
+                       __global long *restrict state, __global const int *restrict move,
+                       __global const int *restrict queue, __global int *restrict qcount,
+                       __global int *restrict active, __global const long *restrict ent_gain,
+                       __global const long *restrict ent_code,
+                       __global const int *restrict claim_first,
+                       __global const int *restrict claim_count,
+                       __global const int *restrict block_id)
+{
+    __local int winners[APPLY_GROUP];
+    __local int nwin;
+    __local int ends[4 * REVERSALS];
+    __local move_t lmv;
+    const int lid = get_local_id(0), wg = get_local_size(0), group = get_group_id(0);
+    const long mode = state[S_MODE];
+    if (state[S_DONE] || mode == MODE_NONE)
+        return;
+    const int parity = (int)(state[S_FLAGS] & 1);
+    __global const int *q = queue + (long)(parity ^ 1) * n;
+    __global int *next = (__global int *)queue + (long)parity * n;
+    __global int *next_count = qcount + parity;
+    if (mode == MODE_KICK) {
+        if (group == 0) {
+            move_t mv;
+            for (int r = 0; r < REVERSALS; r++) {
+                mv.start[r] = move[1 + 2 * r];
+                mv.len[r] = move[2 + 2 * r];
+            }
+            apply_move(n, &mv, tour, pos, active, next, next_count, ends);
+        }
+        return;
+    }
+    const int qlen = qcount[parity ^ 1];
+    long applied = 0, moves = 0;
+    for (int base = group * wg; base < qlen; base += get_num_groups(0) * wg) {
+        if (lid == 0)
+            nwin = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int idx = base + lid;
+        if (idx < qlen && ent_gain[idx] > 0) {
+            const int a = entry_city(ent_code[idx]);
+            if (claim_count[idx] > 0 &&
+                claim_blocks(3, claim_first[idx], claim_count[idx], n, 0, (__global int *)block_id, 0, a))
+                winners[atomic_inc(&nwin)] = idx;
+            else
+                activate(a, active, next, next_count);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int w = 0; w < nwin; w++) {
+            if (lid == 0) {
+                const long code = ent_code[winners[w]];
+                const int item = (int)(code / CODE_STRIDE);
+                move_t mv = {{0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0};
+                applied += move_gain(DIST_ARGS, tour, pos, cand, (int)(code % CODE_STRIDE),
+                                     item / M, cand[item], &mv);
+                moves += 1;
+                lmv = mv;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const move_t mv = lmv;
+            apply_move(n, &mv, tour, pos, active, next, next_count, ends);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        state[S_PENDING + 2 * group] = applied;
+        state[S_PENDING + 2 * group + 1] = moves;
     }
 }

@@ -2,9 +2,10 @@
 
     python scripts/bench_ls_pass.py INSTANCE... [--ls 3opt 2opt] [--device D] [--repeats 10]
 
-For each instance: quadrant candidate lists (m = 40) and the NN tour, then the ls_eval
-kernel alone (one work-item per (city, candidate); 3opt loops over the candidates of
-pred c), timed with OpenCL profiling events: one warm-up, median of --repeats.  Prints a
+For each instance: quadrant candidate lists (m = 40) and the NN tour with every city in
+the active queue, then the ls_eval kernel alone (work-items per (city, candidate); 3opt
+extends the pairs with d(a,c) < d(a,b) by the candidates of pred c, both directions,
+four ways), timed with OpenCL profiling events: one warm-up, median of --repeats.  Prints a
 markdown table (instance, n, ls, device, median ms).
 """
 
@@ -14,8 +15,6 @@ import argparse
 import statistics
 import sys
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -32,21 +31,12 @@ def pass_times(rt, inst, operators: str, repeats: int) -> list[float]:
     ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=1)
     run_nn(ctx, NearestNeighborParams())
     cand = ctx.candidates(CandidateParams("quadrant", 40))
-    n, m = inst.n, cand.m
-    use_2opt, use_oropt, use_3opt = ls.OPERATORS[operators]
-    k = ctx.dinst.kernel("localsearch", "ls_eval", M=m, USE_2OPT=use_2opt,
-                         USE_OROPT=use_oropt, USE_3OPT=use_3opt)
-    wg = rt.work_group_size(k, ls.EVAL_GROUP)
-    groups = -(-n * m // wg)
-    order = ctx.best_order.astype(np.int32)
-    pos = np.empty(n, np.int32)
-    pos[order] = np.arange(n, dtype=np.int32)
-    args = (*ctx.dinst.dist_args, cand.cities, rt.to_device(order), rt.to_device(pos),
-            rt.to_device(np.zeros(ls.STATE_WORDS, np.int64)), rt.empty(8 * groups),
-            rt.empty(8 * groups), rt.cl.LocalMemory(8 * wg), rt.cl.LocalMemory(8 * wg))
+    search = ls.DeviceSearch(ctx, cand, ls.LocalSearchParams(ls=operators))
+    search.load(ctx.best_order, ctx.best_length)  # every city queued
+    kernel, gsize, lsize = search.launches()[0]   # ls_eval; it leaves the queue as it is
     times = []
     for r in range(repeats + 1):
-        e = k(rt.queue, (groups * wg,), (wg,), *args)
+        e = rt.cl.enqueue_nd_range_kernel(rt.queue, kernel, gsize, lsize)
         e.wait()
         if r:
             times.append((e.profile.end - e.profile.start) * 1e-9)

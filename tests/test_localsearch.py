@@ -83,25 +83,28 @@ def improving_oropt(inst, tour, cand) -> list:
     return found
 
 
-def improving_exchange(inst, tour, cand) -> list:
-    """3-opt segment exchange a->b..p->c..e->f  =>  a->c..e->b..p->f, with c a candidate
-    of a and f a candidate of p = pred c, in tour order after a."""
+def improving_3opt(inst, tour, cand) -> list:
+    """3-opt over triples (a, c, f): c a candidate of a with d(a, c) < d(a, b), f a
+    candidate of p, read in either direction as a b .. p c .. e f; the removed edges
+    (a,b), (p,c), (e,f) are joined in any of the paper's four ways."""
     n, pos, d, found = len(tour), positions(tour), inst.dist, []
     for a in range(n):
-        b = tour[(pos[a] + 1) % n]
-        for c in cand[a]:
-            oc = (pos[c] - pos[a]) % n
-            if oc < 2:
-                continue
-            p = tour[(pos[c] - 1) % n]
-            for f in cand[p]:
-                of = (pos[f] - pos[a]) % n
-                if of <= oc:
+        for step in (1, -1):
+            b = tour[(pos[a] + step) % n]
+            for c in cand[a]:
+                oc = (step * (pos[c] - pos[a])) % n
+                if oc < 2 or d(a, c) >= d(a, b):
                     continue
-                e = tour[(pos[f] - 1) % n]
-                gain = d(a, b) + d(p, c) + d(e, f) - d(a, c) - d(e, b) - d(p, f)
-                if gain > 0:
-                    found.append((a, int(c), int(f), int(gain)))
+                p = tour[(pos[c] - step) % n]
+                for f in cand[p]:
+                    if (step * (pos[f] - pos[a])) % n <= oc:
+                        continue
+                    e = tour[(pos[f] - step) % n]
+                    removed = d(a, b) + d(p, c) + d(e, f)
+                    for way, added in enumerate((d(a, c) + d(e, b) + d(p, f), d(a, c) + d(e, p) + d(b, f),
+                                                 d(a, e) + d(c, b) + d(p, f), d(a, p) + d(b, e) + d(c, f))):
+                        if removed - added > 0:
+                            found.append((a, step, int(c), int(f), way, int(removed - added)))
     return found
 
 
@@ -124,7 +127,7 @@ def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
         if "oropt" in checks:
             assert improving_oropt(inst, res.order, cand) == [], inst.name
         if "3opt" in checks:
-            assert improving_exchange(inst, res.order, cand) == [], inst.name
+            assert improving_3opt(inst, res.order, cand) == [], inst.name
 
 
 def test_local_search_improves_on_its_nn_start(rt):  # noqa: F811
@@ -143,12 +146,12 @@ def test_ils_tours_valid_after_every_step(rt, monkeypatch, kick, accept):  # noq
     seen = []
     real = ls._publish
 
-    def publish(ctx, rt_, tour, best, state, it):
-        t = ctx.read_tour(tour)
+    def publish(ctx, search, state, it):
+        t = ctx.read_tour(search.tour)
         assert ctx.inst.tour_problem(t) is None
         assert ctx.inst.tour_length(t) == state[ls.S_CUR_LEN]  # device bookkeeping is exact
         seen.append(int(state[ls.S_KICKS]))
-        real(ctx, rt_, tour, best, state, it)
+        real(ctx, search, state, it)
 
     monkeypatch.setattr(ls, "_publish", publish)
     inst = generate("uniform", 120, seed=6)

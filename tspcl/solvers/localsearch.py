@@ -24,12 +24,15 @@ from .construct import NearestNeighborParams, run_nn
 
 # ls name -> (2-opt, Or-opt, 3-opt segment exchange) moves evaluated
 OPERATORS = {"2opt": (1, 0, 0), "oropt": (0, 1, 0), "2opt+oropt": (1, 1, 0), "3opt": (1, 1, 1)}
-STATE_WORDS = 16
+# state words (localsearch.cl S_*)
 S_CUR_LEN, S_BEST_LEN, S_KICKS, S_BUDGET, S_DONE, S_MOVES = 0, 1, 2, 3, 4, 5
-S_ACCEPT, S_KICK_WINDOW, S_SEED_LO, S_SEED_HI, S_STEPS = 8, 9, 10, 11, 12
+S_ACCEPT, S_KICK_WINDOW, S_SEED_LO, S_SEED_HI, S_STEPS, S_FLAGS, S_PENDING = 8, 9, 10, 11, 12, 15, 16
 EVAL_GROUP = 128        # work-items per eval work-group (the paper's tb = 128)
-PUBLISH_S = 1.0
-REVERSALS = 4           # a move is applied as at most this many reversals (localsearch.cl)         # read the best tour back at most this often while improving
+APPLY_GROUP = 256       # work-items applying one move
+GROUPS_PER_UNIT = 16    # eval/apply work-groups per compute unit (they loop over the queue)
+CLAIM_BLOCK = 64        # tour positions per claim block (localsearch.cl)
+REVERSALS = 4           # a move is applied as at most this many reversals (localsearch.cl)
+PUBLISH_S = 1.0         # read the best tour back at most this often while improving
 LONG_MAX = 2**63 - 1
 
 
@@ -102,93 +105,151 @@ def kick_budget(spec: str, n: int) -> int:
 
 
 def run_local_search(ctx: SolveContext, p: LocalSearchParams) -> None:
-    """NN start, then best-improvement local search (ILS when p has a kick budget)."""
+    """NN start, then local search to a local optimum (ILS when p has a kick budget)."""
     rt, dinst, inst = ctx.rt, ctx.dinst, ctx.inst
     n = inst.n
     run_nn(ctx, NearestNeighborParams())
     if n < 8:
         return  # too small for the moves' assumptions; NN is already the result
     cand = ctx.candidates(CandidateParams(p.neighbors if inst.has_coords else "knn", p.m))
-    m = cand.m
-    use_2opt, use_oropt, use_3opt = OPERATORS[p.ls]
-    defines = {"M": m, "USE_2OPT": use_2opt, "USE_OROPT": use_oropt, "USE_3OPT": use_3opt}
-    k_eval = dinst.kernel("localsearch", "ls_eval", **defines)
-    k_ctrl = dinst.kernel("localsearch", "ls_control", **defines)
-    k_copy = dinst.kernel("localsearch", "ls_copy", **defines)
-    k_apply = dinst.kernel("localsearch", "apply_reversal", **defines)
-    wg = rt.work_group_size(k_eval, EVAL_GROUP)
-    groups = -(-n * m // wg)
-    cwg = rt.work_group_size(k_ctrl, 256)
-
-    order = ctx.best_order.astype(np.int32)
-    tour = rt.to_device(order)
-    pos = np.empty(n, np.int32)
-    pos[order] = np.arange(n, dtype=np.int32)
-    pos = rt.to_device(pos)
-    best_tour = rt.to_device(order)
-    state_host = np.zeros(STATE_WORDS, np.int64)
-    state_host[S_CUR_LEN] = ctx.best_length
-    state_host[S_BEST_LEN] = LONG_MAX
-    ils = isinstance(p, IteratedLocalSearchParams)
-    if ils:
-        state_host[S_BUDGET] = p.budget(n)
-        state_host[S_ACCEPT] = 1 if p.accept == "better" else 0
-        state_host[S_KICK_WINDOW] = p.window if p.kick == "local" else 0
-    state_host[S_SEED_LO] = ctx.seed & 0xFFFFFFFF
-    state_host[S_SEED_HI] = (ctx.seed >> 32) & 0xFFFFFFFF
-    state = rt.to_device(state_host)
-    move = rt.empty(4 * (1 + 2 * REVERSALS))
-    group_gain, group_code = rt.empty(8 * groups), rt.empty(8 * groups)
-    apply_size = -(-(n // 2 + 2) // 64) * 64
-    copy_size = -(-n // 64) * 64
-    dist = dinst.dist_args
-    local_g, local_c = rt.cl.LocalMemory(8 * wg), rt.cl.LocalMemory(8 * wg)
-    clocal_g, clocal_c = rt.cl.LocalMemory(8 * cwg), rt.cl.LocalMemory(8 * cwg)
-    q = rt.queue
-
-    def step(first: bool):
-        e = k_eval(q, (groups * wg,), (wg,), *dist, cand.cities, tour, pos, state,
-                   group_gain, group_code, local_g, local_c)
-        k_ctrl(q, (cwg,), (cwg,), *dist, tour, pos, cand.cities, group_gain, group_code,
-               np.int32(groups), state, move, clocal_g, clocal_c)
-        k_copy(q, (copy_size,), None, np.int32(n), state, tour, pos, best_tour)
-        last = None
-        for r in range(REVERSALS):
-            last = k_apply(q, (apply_size,), None, np.int32(n), move, np.int32(r), tour, pos)
-        return e if first else last
-
+    search = DeviceSearch(ctx, cand, p)
+    search.load(ctx.best_order, ctx.best_length)
+    if isinstance(p, IteratedLocalSearchParams):
+        search.set_kicks(p.budget(n), p.accept, p.window if p.kick == "local" else 0)
     published_len, published_at = ctx.best_length, time.perf_counter()
-    iteration = 0
     while True:
-        first = last = step(True)
-        for _ in range(p.batch - 1):
-            last = step(False)
-        rt.cl.enqueue_copy(q, state_host, state)  # blocking: a few bytes of status
-        ctx.timed_span(first, last)
-        iteration = int(state_host[S_KICKS]) if ils else int(state_host[S_MOVES])
-        best_len = int(min(state_host[S_BEST_LEN], state_host[S_CUR_LEN]))
-        done = bool(state_host[S_DONE])
+        state = search.run_batch(p.batch)
+        iteration = int(state[S_KICKS]) if search.kicks else int(state[S_MOVES])
+        done = bool(state[S_DONE])
+        best_len = int(min(state[S_BEST_LEN], state[S_CUR_LEN]))
         if done or (best_len < published_len and time.perf_counter() - published_at >= PUBLISH_S):
-            _publish(ctx, rt, tour, best_tour, state_host, iteration)
+            _publish(ctx, search, state, iteration)
             published_len, published_at = best_len, time.perf_counter()
         if done or ctx.stop(iteration):
             break
     if not done:
-        _publish(ctx, rt, tour, best_tour, state_host, iteration)
+        _publish(ctx, search, state, iteration)
     ctx.iterations = iteration
 
 
-def _publish(ctx, rt, tour, best_tour, state_host, iteration):
+class DeviceSearch:
+    """The device side of one local search / ILS run (kernels_cl/localsearch.cl): the
+    tour, its position array, the active-city queue and the step's bookkeeping.  A step
+    is ls_eval -> ls_control -> ls_claim -> ls_resolve -> ls_apply (launches())."""
+
+    def __init__(self, ctx: SolveContext, cand, p: LocalSearchParams):
+        rt, dinst = ctx.rt, ctx.dinst
+        n, m = ctx.inst.n, cand.m
+        self.ctx, self.rt, self.n, self.cand = ctx, rt, n, cand
+        use_2opt, use_oropt, use_3opt = OPERATORS[p.ls]
+        probe = dinst.kernel("localsearch", "ls_control", M=m)
+        self.apply_wg = rt.work_group_size(probe, APPLY_GROUP)
+        defines = {"M": m, "USE_2OPT": use_2opt, "USE_OROPT": use_oropt, "USE_3OPT": use_3opt,
+                   "APPLY_GROUP": self.apply_wg}
+        self.k = {name: dinst.kernel("localsearch", name, **defines)
+                  for name in ("ls_eval", "ls_control", "ls_claim", "ls_resolve", "ls_apply")}
+        self.eval_wg = max(m, rt.work_group_size(self.k["ls_eval"], max(EVAL_GROUP, m)) // m * m)
+        per_group = self.eval_wg // m
+        units = rt.device.max_compute_units
+        self.eval_groups = min(-(-n // per_group), GROUPS_PER_UNIT * units)
+        self.apply_groups = min(-(-n // self.apply_wg), GROUPS_PER_UNIT * units)
+        self.ctrl_wg = rt.work_group_size(self.k["ls_control"], 256)
+        self.item_size = min(-(-n // 64) * 64, 64 * GROUPS_PER_UNIT * units * 4)
+        self.nblocks = -(-n // CLAIM_BLOCK)
+        self.kicks = 0
+        self.tour, self.pos, self.best_tour = rt.empty(4 * n), rt.empty(4 * n), rt.empty(4 * n)
+        self.queue, self.qcount, self.active = rt.empty(8 * n), rt.empty(8), rt.empty(4 * n)
+        self.ent_gain, self.ent_code = rt.empty(8 * n), rt.empty(8 * n)
+        self.claim_first, self.claim_count = rt.empty(4 * n), rt.empty(4 * n)
+        self.block_gain, self.block_id = rt.empty(4 * self.nblocks), rt.empty(4 * self.nblocks)
+        self.group_gain, self.group_code = rt.empty(8 * self.eval_groups), rt.empty(8 * self.eval_groups)
+        self.move = rt.empty(4 * (1 + 2 * REVERSALS))
+        self.state_host = np.zeros(S_PENDING + 2 * self.apply_groups, np.int64)
+        self.state = rt.empty(self.state_host.nbytes)
+
+    def load(self, order: np.ndarray, length: int) -> None:
+        """Start from tour `order` (exact length `length`) with every city active."""
+        n, rt = self.n, self.rt
+        order = np.asarray(order, np.int32)
+        pos = np.empty(n, np.int32)
+        pos[order] = np.arange(n, dtype=np.int32)
+        for buf, host in ((self.tour, order), (self.best_tour, order), (self.pos, pos),
+                          (self.queue, np.concatenate([np.arange(n, dtype=np.int32)] * 2)),
+                          (self.active, np.ones(n, np.int32)), (self.qcount, np.array([n, 0], np.int32))):
+            rt.cl.enqueue_copy(rt.queue, buf, host)
+        s = self.state_host
+        s[:] = 0
+        s[S_CUR_LEN], s[S_BEST_LEN] = length, LONG_MAX
+        s[S_FLAGS] = 2  # parity 0, the first queue holds every city
+        s[S_SEED_LO], s[S_SEED_HI] = self.ctx.seed & 0xFFFFFFFF, (self.ctx.seed >> 32) & 0xFFFFFFFF
+        rt.cl.enqueue_copy(rt.queue, self.state, s)
+
+    def set_kicks(self, budget: int, accept: str, window: int) -> None:
+        """ILS: `budget` double bridges (cut points within `window` positions; 0: anywhere)."""
+        self.kicks = budget
+        s = self.state_host
+        s[S_BUDGET], s[S_ACCEPT], s[S_KICK_WINDOW] = budget, 1 if accept == "better" else 0, window
+        self.rt.cl.enqueue_copy(self.rt.queue, self.state, s)
+
+    def launches(self) -> list:
+        """The step's kernels in order, as (kernel, global size, local size), with their
+        arguments set (kernel objects are shared: set again before every batch)."""
+        n, lm, dist, cities = np.int32(self.n), self.rt.cl.LocalMemory, self.ctx.dinst.dist_args, self.cand.cities
+        steps = [
+            ("ls_eval", self.eval_groups * self.eval_wg, self.eval_wg,
+             (*dist, cities, self.tour, self.pos, self.state, self.queue, self.qcount, self.active,
+              self.ent_gain, self.ent_code, self.group_gain, self.group_code, self.block_gain,
+              self.block_id, np.int32(self.nblocks), lm(8 * self.eval_wg), lm(8 * self.eval_wg))),
+            ("ls_control", self.ctrl_wg, self.ctrl_wg,
+             (*dist, self.tour, self.group_gain, self.group_code, np.int32(self.eval_groups),
+              np.int32(self.apply_groups), self.state, self.move, self.queue, self.qcount,
+              self.active, lm(8 * self.ctrl_wg), lm(8 * self.ctrl_wg))),
+            ("ls_claim", self.item_size, None,
+             (*dist, cities, self.tour, self.pos, self.best_tour, self.state, self.qcount,
+              self.ent_gain, self.ent_code, self.claim_first, self.claim_count, self.block_gain,
+              self.block_id)),
+            ("ls_resolve", self.item_size, None,
+             (n, self.state, self.qcount, self.ent_gain, self.ent_code, self.claim_first,
+              self.claim_count, self.block_gain, self.block_id)),
+            ("ls_apply", self.apply_groups * self.apply_wg, self.apply_wg,
+             (*dist, cities, self.tour, self.pos, self.state, self.move, self.queue, self.qcount,
+              self.active, self.ent_gain, self.ent_code, self.claim_first, self.claim_count,
+              self.block_id)),
+        ]
+        out = []
+        for name, gsize, lsize, args in steps:
+            kernel = self.k[name]
+            kernel.set_args(*args)
+            out.append((kernel, (gsize,), None if lsize is None else (lsize,)))
+        return out
+
+    def run_batch(self, steps: int) -> np.ndarray:
+        """Enqueue `steps` steps, then read the status words (blocking; a few hundred
+        bytes).  The returned S_CUR_LEN / S_MOVES include the moves still pending."""
+        cl, q = self.rt.cl, self.rt.queue
+        launches = self.launches()
+        events = [cl.enqueue_nd_range_kernel(q, k, g, l) for _ in range(steps) for k, g, l in launches]
+        s = self.state_host
+        cl.enqueue_copy(q, s, self.state)
+        self.ctx.timed_span(events[0], events[-1])
+        out = s[:S_PENDING].copy()
+        out[S_CUR_LEN] -= s[S_PENDING::2].sum()
+        out[S_MOVES] += s[S_PENDING + 1::2].sum()
+        return out
+
+
+def _publish(ctx, search: DeviceSearch, state, iteration):
     """Offer the best device tour to the context (host recomputes its exact length)."""
-    if state_host[S_BEST_LEN] != LONG_MAX:
-        ctx.improve(ctx.read_tour(best_tour), iteration)
-    ctx.improve(ctx.read_tour(tour), iteration)
+    if state[S_BEST_LEN] != LONG_MAX:
+        ctx.improve(ctx.read_tour(search.best_tour), iteration)
+    ctx.improve(ctx.read_tour(search.tour), iteration)
 
 
 def _memory(inst: Instance, p: LocalSearchParams) -> int:
     n = inst.n
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    return base + candidate_bytes(n, p.m) + 4 * n * 6 + 12 * (n * p.m // 64 + 1)
+    # tour, pos, best, 2 queues, active, claim range: 8 ints; entry gain, code: 2 longs
+    return base + candidate_bytes(n, p.m) + 48 * n + 8 * (n // CLAIM_BLOCK + 1) + 2**20
 
 
 def _symmetric(inst: Instance) -> str | None:
