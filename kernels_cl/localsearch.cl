@@ -4,7 +4,9 @@
  * Fosin et al. 2013 (section 4.1, Figure 3): work-items per (city, candidate) pair,
  * gains computed on the fly.  Beyond the paper (issue 3, item 3):
  *  - only the cities in the active queue are evaluated; a city leaves the queue when it
- *    has no improving move and re-enters when one of its tour edges changes;
+ *    has no improving move and re-enters when a tour edge of it or of one of its
+ *    candidates changes (don't-look bits, Bentley; the paper, section 2, found them
+ *    useless with one move per pass);
  *  - each queued city finds its best move; the moves are then claimed on blocks of
  *    CLAIM_BLOCK tour positions (largest gain, then smallest city wins a block), and
  *    every move that wins all the blocks it touches is applied in the same pass: the
@@ -26,9 +28,9 @@
  *   16+    3-opt (section 4.2, Figure 4): the triple a, c, f with f a candidate of
  *          p = pred c, read in direction dir (+1: a b .. p c .. e f; -1: the same
  *          with pred and succ swapped); edges (a,b), (p,c), (e,f) are removed and the
- *          ends joined in one of the paper's four ways (3opt_way below).  Only pairs
- *          with d(a,c) < d(a,b) are extended (partial gain > 0, the usual neighbour-list
- *          rule).  sub = 16 + (slot * 2 + (dir < 0)) * 4 + way.
+ *          ends joined in one of the paper's four ways (three_opt_added).  Partial
+ *          gains must stay positive, the usual neighbour-list rule: d(a,c) < d(a,b) and
+ *          d(p,f) < d(a,b) - d(a,c) + d(p,c).  sub = 16 + (slot * 2 + (dir < 0)) * 4 + way.
  * A move is identified by code = (a * M + slot) * CODE_STRIDE + sub.
  */
 #include "distance.h"
@@ -71,7 +73,8 @@
 #define S_STEPS 12    /* passes (ls_control launches that did something) */
 #define S_MODE 13     /* this step: MODE_* */
 #define S_BEST_CODE 14 /* this step: code of the best move */
-#define S_FLAGS 15    /* bit 0: queue parity; bit 1: this step's queue holds every city */
+#define S_FLAGS 15    /* bit 0: queue parity; bit 1: this step's queue holds every city;
+                         bit 2: one move per pass (the paper's best improvement) */
 #define S_PENDING 16  /* per ls_apply group g: gain at 16 + 2g, moves at 17 + 2g, not
                          yet in S_CUR_LEN / S_MOVES (ls_control folds them in) */
 
@@ -139,6 +142,8 @@ inline long move_gain(DIST_PARAMS, __global const int *restrict tour,
         if (DIST(a, c) >= DIST(a, b))
             return NO_GAIN;
         const int f = cand[p * M + slot];
+        if (DIST(p, f) >= (long)DIST(a, b) - DIST(a, c) + DIST(p, c))
+            return NO_GAIN;
         const int of = offset(pa, pos[f], dir, n);
         if (of <= oc)                                     /* f must lie after c, not be a */
             return NO_GAIN;
@@ -231,9 +236,6 @@ inline long move_gain(DIST_PARAMS, __global const int *restrict tour,
     return gain;
 }
 
-inline int first_kind(void) { return USE_2OPT ? 0 : 2; }
-inline int last_kind(void) { return USE_OROPT ? 13 : (USE_2OPT ? 1 : -1); }
-
 /* Better of two (gain, code) pairs: larger gain, then smaller code (deterministic). */
 inline int better(const long g1, const long c1, const long g2, const long c2)
 {
@@ -260,47 +262,85 @@ inline void group_best(__local long *lg, __local long *lc, const long bg, const 
     }
 }
 
-/* Best move of work-item (a, slot) over every enabled kind, into (bg, bc). */
+/* Keeps (g, code) in (bg, bc) when it is better. */
+inline void keep_better(const long g, const long code, long *bg, long *bc)
+{
+    if (better(g, code, *bg, *bc)) {
+        *bg = g;
+        *bc = code;
+    }
+}
+
+/* Best move of work-item (a, slot) over every enabled kind, into (bg, bc).  The 2-opt
+ * and Or-opt gains are those of move_gain (subs 0..13), computed together from one
+ * read of the tour around a and c: every one of them adds the edge (a, c). */
 inline void best_of_pair(DIST_PARAMS, __global const int *restrict tour,
                          __global const int *restrict pos, __global const int *restrict cand,
                          const int a, const int slot, long *bg, long *bc)
 {
     const int c = cand[a * M + slot];
     const long item = (long)a * M + slot;
-    for (int sub = first_kind(); sub <= last_kind(); sub++) {
-        const long g = move_gain(DIST_ARGS, tour, pos, cand, sub, a, c, 0);
-        if (better(g, item * CODE_STRIDE + sub, *bg, *bc)) {
-            *bg = g;
-            *bc = item * CODE_STRIDE + sub;
+    if (a == c)
+        return;
+    const int pa = pos[a], pc = pos[c];
+    int w[7];                                   /* tour[pa - 3 .. pa + 3] */
+    for (int t = 0; t < 7; t++)
+        w[t] = tour[wrap(pa - 3 + t, n)];
+    const int pred_c = tour[wrap(pc - 1, n)], succ_c = tour[wrap(pc + 1, n)];
+    const int dac = DIST(a, c);
+#if USE_2OPT
+    if (w[4] != c && succ_c != a)               /* sub 0: (a, succ a), (c, succ c) */
+        keep_better((long)DIST(a, w[4]) + DIST(c, succ_c) - dac - DIST(w[4], succ_c),
+                    item * CODE_STRIDE + 0, bg, bc);
+    if (w[2] != c && pred_c != a)               /* sub 1: (pred a, a), (pred c, c) */
+        keep_better((long)DIST(a, w[2]) + DIST(c, pred_c) - dac - DIST(w[2], pred_c),
+                    item * CODE_STRIDE + 1, bg, bc);
+#endif
+#if USE_OROPT
+    const long gap_after = DIST(c, succ_c), gap_before = DIST(pred_c, c);
+    for (int L = 1; L <= 3 && n >= L + 5; L++)
+        for (int backward = 0; backward <= (L > 1); backward++) {
+            const int s = backward ? L - 1 : 0;           /* a's offset in the segment */
+            const int x1 = w[3 - s], xL = w[3 - s + L - 1];
+            const int prev = w[2 - s], next = w[3 - s + L];
+            const int other = backward ? x1 : xL;         /* the end that is not a */
+            const long removal = (long)DIST(prev, x1) + DIST(xL, next) - DIST(prev, next) - dac;
+            const int first = wrap(pa - s, n);
+            for (int after_c = 0; after_c <= 1; after_c++) {
+                const int g = after_c ? pc : wrap(pc - 1, n);
+                if (wrap(g - (first - 1), n) <= L)        /* gap inside the segment */
+                    continue;
+                const long gain = removal + (after_c ? gap_after - DIST(other, succ_c)
+                                                     : gap_before - DIST(other, pred_c));
+                const int sub = 2 + 4 * (L - 1) + 2 * backward + (after_c ? 0 : 1);
+                keep_better(gain, item * CODE_STRIDE + sub, bg, bc);
+            }
         }
-    }
+#endif
 #if USE_3OPT
     /* Section 4.2: the pair (a, c) extended by the candidates f of p (Figure 4, right),
      * in both directions; the four ways share the distances of each triple. */
-    const int pa = pos[a], pc = pos[c];
-    for (int dir = 1; dir >= -1 && a != c; dir -= 2) {
+    for (int dir = 1; dir >= -1; dir -= 2) {
         const int oc = offset(pa, pc, dir, n);
-        const int b = tour[wrap(pa + dir, n)];
-        const int dab = DIST(a, b), dac = DIST(a, c);
+        const int b = dir > 0 ? w[4] : w[2], p = dir > 0 ? pred_c : succ_c;
+        const int dab = DIST(a, b);
         if (oc < 2 || dac >= dab)
             continue;
-        const int p = tour[wrap(pc - dir, n)];
-        const long removed_ab_pc = (long)dab + DIST(p, c);
+        const int dpc = DIST(p, c);
+        const long removed_ab_pc = (long)dab + dpc, reach = (long)dab - dac + dpc;
         for (int fslot = 0; fslot < M; fslot++) {
             const int f = cand[p * M + fslot];
+            if (DIST(p, f) >= reach)   /* lists are sorted by distance: no closer f follows */
+                break;
             const int pf = pos[f];
             if (offset(pa, pf, dir, n) <= oc)
                 continue;
             const int e = tour[wrap(pf - dir, n)];
             const long removed = removed_ab_pc + DIST(e, f);
             const long base = item * CODE_STRIDE + SUB_3OPT + (fslot * 2 + (dir < 0)) * 4;
-            for (int way = 0; way < 4; way++) {
-                const long g = removed - three_opt_added(DIST_ARGS, a, b, p, c, e, f, way);
-                if (better(g, base + way, *bg, *bc)) {
-                    *bg = g;
-                    *bc = base + way;
-                }
-            }
+            for (int way = 0; way < 4; way++)
+                keep_better(removed - three_opt_added(DIST_ARGS, a, b, p, c, e, f, way),
+                            base + way, bg, bc);
         }
     }
 #endif
@@ -445,7 +485,7 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict tour,
     if (lid == 0) {
         const long flags = state[S_FLAGS];
         const int parity = (int)((flags & 1) ^ 1), full = (int)((flags >> 1) & 1);
-        state[S_FLAGS] = parity;
+        state[S_FLAGS] = parity | (flags & 4);
         qcount[parity] = 0;
         state[S_STEPS] += 1;
         if (lg[0] > 0) {
@@ -453,7 +493,7 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict tour,
             state[S_BEST_CODE] = lc[0];
         } else if (state[S_BUDGET] == 0 && !full) {
             recheck_all = 1;
-            state[S_FLAGS] = parity | 2;
+            state[S_FLAGS] = parity | 2 | (flags & 4);
             qcount[parity] = n;
         } else {
             const long cur = state[S_CUR_LEN], best = state[S_BEST_LEN];
@@ -542,7 +582,7 @@ __kernel void ls_claim(DIST_PARAMS, __global const int *restrict cand,
     for (int idx = gid; idx < qlen; idx += gsize) {
         claim_count[idx] = 0;
         const long g = ent_gain[idx], code = ent_code[idx];
-        if (g <= 0)
+        if (g <= 0 || ((state[S_FLAGS] & 4) && code != state[S_BEST_CODE]))
             continue;
         const int item = (int)(code / CODE_STRIDE), sub = (int)(code % CODE_STRIDE);
         move_t mv;
@@ -587,10 +627,12 @@ inline void activate(const int c, __global int *restrict active, __global int *r
         next[atomic_inc(next_count)] = c;
 }
 
-/* Applies a move with the whole work-group: the reversals in order; the cities at each
- * reversal's ends just before it (the only ones whose tour edges it changes) are
- * activated at the end. */
-inline void apply_move(const int n_, const move_t *mv, __global int *restrict tour,
+/* Applies a move with the whole work-group: the reversals in order.  Then the cities
+ * at each reversal's ends just before it (the only ones whose tour edges it changes)
+ * are activated, and with them their candidates: those are (nearly: the lists are not
+ * symmetric) the cities whose moves read the changed edges. */
+inline void apply_move(const int n_, const move_t *mv, __global const int *restrict cand,
+                       __global int *restrict tour,
                        __global int *restrict pos, __global int *restrict active,
                        __global int *restrict next, __global int *restrict next_count,
                        __local int *ends)
@@ -613,8 +655,11 @@ inline void apply_move(const int n_, const move_t *mv, __global int *restrict to
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
     }
-    if (lid < 4 * REVERSALS && ends[lid] >= 0)
-        activate(ends[lid], active, next, next_count);
+    for (int t = lid; t < 4 * REVERSALS * (M + 1); t += wg) {
+        const int e = ends[t / (M + 1)], j = t % (M + 1);
+        if (e >= 0)
+            activate(j == 0 ? e : cand[e * M + j - 1], active, next, next_count);
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
@@ -650,7 +695,7 @@ __kernel void ls_apply(DIST_PARAMS, __global const int *restrict cand,
                 mv.start[r] = move[1 + 2 * r];
                 mv.len[r] = move[2 + 2 * r];
             }
-            apply_move(n, &mv, tour, pos, active, next, next_count, ends);
+            apply_move(n, &mv, cand, tour, pos, active, next, next_count, ends);
         }
         return;
     }
@@ -682,7 +727,7 @@ __kernel void ls_apply(DIST_PARAMS, __global const int *restrict cand,
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             const move_t mv = lmv;
-            apply_move(n, &mv, tour, pos, active, next, next_count, ends);
+            apply_move(n, &mv, cand, tour, pos, active, next, next_count, ends);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }

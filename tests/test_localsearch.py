@@ -84,9 +84,10 @@ def improving_oropt(inst, tour, cand) -> list:
 
 
 def improving_3opt(inst, tour, cand) -> list:
-    """3-opt over triples (a, c, f): c a candidate of a with d(a, c) < d(a, b), f a
-    candidate of p, read in either direction as a b .. p c .. e f; the removed edges
-    (a,b), (p,c), (e,f) are joined in any of the paper's four ways."""
+    """3-opt over triples (a, c, f) read in either direction as a b .. p c .. e f: c a
+    candidate of a, f a candidate of p, with positive partial gains (d(a,c) < d(a,b),
+    d(p,f) < d(a,b) - d(a,c) + d(p,c)); the removed edges (a,b), (p,c), (e,f) are joined
+    in any of the paper's four ways."""
     n, pos, d, found = len(tour), positions(tour), inst.dist, []
     for a in range(n):
         for step in (1, -1):
@@ -97,7 +98,7 @@ def improving_3opt(inst, tour, cand) -> list:
                     continue
                 p = tour[(pos[c] - step) % n]
                 for f in cand[p]:
-                    if (step * (pos[f] - pos[a])) % n <= oc:
+                    if d(p, f) >= d(a, b) - d(a, c) + d(p, c) or (step * (pos[f] - pos[a])) % n <= oc:
                         continue
                     e = tour[(pos[f] - step) % n]
                     removed = d(a, b) + d(p, c) + d(e, f)
@@ -113,6 +114,7 @@ def improving_3opt(inst, tour, cand) -> list:
     ("oropt", {}, ("oropt",)),
     ("2opt", {"ls": "2opt+oropt"}, ("2opt", "oropt")),
     ("2opt", {"neighbors": "knn", "m": "8"}, ("2opt",)),
+    ("2opt", {"ls": "2opt+oropt", "moves": "best"}, ("2opt", "oropt")),
     ("3opt", {"m": "12"}, ("2opt", "oropt", "3opt")),
 ])
 def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
@@ -182,7 +184,7 @@ def test_tiny_instances_keep_the_nn_tour(rt):  # noqa: F811
 
 
 @pytest.mark.parametrize("bad", [{"ls": "4opt"}, {"ls": "3opt", "m": "52"}, {"kicks": "abc"}, {"accept": "maybe"},
-                                 {"kick": "huge"}, {"m": "6", "neighbors": "quadrant"}])
+                                 {"kick": "huge"}, {"moves": "some"}, {"m": "65"}, {"m": "6", "neighbors": "quadrant"}])
 def test_bad_parameters(bad):
     from tspcl.errors import UsageError
 

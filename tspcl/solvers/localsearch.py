@@ -39,17 +39,23 @@ LONG_MAX = 2**63 - 1
 @dataclass(frozen=True)
 class LocalSearchParams:
     """ls: operators; neighbors/m: candidate lists (paper: quadrant, m = 40);
-    batch: steps enqueued between two reads of the status words."""
+    moves: per pass, 'many' non-conflicting improving moves or only the 'best' one (the
+    paper's best improvement); batch: steps enqueued between two reads of the status."""
 
     ls: str = "2opt"
     neighbors: str = "quadrant"
     m: int = 40
+    moves: str = "many"
     batch: int = 64
 
     def __post_init__(self):
         if self.ls not in OPERATORS:
             raise UsageError(f"ls must be one of {', '.join(OPERATORS)} (got {self.ls!r})")
         CandidateParams(self.neighbors, self.m)  # validates kind and count
+        if self.moves not in ("many", "best"):
+            raise UsageError(f"moves must be many or best (got {self.moves!r})")
+        if self.m > 64:
+            raise UsageError(f"local search takes at most 64 candidates per city (got m={self.m})")
         if self.ls == "3opt" and self.m > 50:
             raise UsageError(f"3opt takes at most 50 candidates per city (got m={self.m})")
         if self.batch < 1:
@@ -157,6 +163,7 @@ class DeviceSearch:
         self.item_size = min(-(-n // 64) * 64, 64 * GROUPS_PER_UNIT * units * 4)
         self.nblocks = -(-n // CLAIM_BLOCK)
         self.kicks = 0
+        self.one_move = p.moves == "best"
         self.tour, self.pos, self.best_tour = rt.empty(4 * n), rt.empty(4 * n), rt.empty(4 * n)
         self.queue, self.qcount, self.active = rt.empty(8 * n), rt.empty(8), rt.empty(4 * n)
         self.ent_gain, self.ent_code = rt.empty(8 * n), rt.empty(8 * n)
@@ -180,7 +187,7 @@ class DeviceSearch:
         s = self.state_host
         s[:] = 0
         s[S_CUR_LEN], s[S_BEST_LEN] = length, LONG_MAX
-        s[S_FLAGS] = 2  # parity 0, the first queue holds every city
+        s[S_FLAGS] = 2 | (4 if self.one_move else 0)  # parity 0, every city queued
         s[S_SEED_LO], s[S_SEED_HI] = self.ctx.seed & 0xFFFFFFFF, (self.ctx.seed >> 32) & 0xFFFFFFFF
         rt.cl.enqueue_copy(rt.queue, self.state, s)
 
