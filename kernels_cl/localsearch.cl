@@ -442,6 +442,53 @@ inline long double_bridge(DIST_PARAMS, __global const int *restrict tour,
     }
 }
 
+inline int entry_city(const long code) { return (int)(code / CODE_STRIDE / M); }
+
+/* City c's tour edges changed (or it keeps an improving move): queue it for the next
+ * pass unless it is queued already. */
+inline void activate(const int c, __global int *restrict active, __global int *restrict next,
+                     __global int *restrict next_count)
+{
+    if (atomic_xchg(&active[c], 1) == 0)
+        next[atomic_inc(next_count)] = c;
+}
+
+/* Applies a move with the whole work-group: the reversals in order.  Then the cities
+ * at each reversal's ends just before it (the only ones whose tour edges it changes)
+ * are activated, and with them their candidates: those are (nearly: the lists are not
+ * symmetric) the cities whose moves read the changed edges. */
+inline void apply_move(const int n_, const move_t *mv, __global const int *restrict cand,
+                       __global int *restrict tour,
+                       __global int *restrict pos, __global int *restrict active,
+                       __global int *restrict next, __global int *restrict next_count,
+                       __local int *ends)
+{
+    const int lid = get_local_id(0), wg = get_local_size(0);
+    for (int r = 0; r < REVERSALS; r++) {
+        const int start = mv->start[r], len = mv->len[r];
+        if (lid < 4) {
+            const int p = lid < 2 ? start - 1 + lid : start + len - 3 + lid;
+            ends[4 * r + lid] = len > 1 ? tour[wrap(p, n_)] : -1;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        for (int t = lid; t < len / 2; t += wg) {
+            const int p1 = wrap(start + t, n_), p2 = wrap(start + len - 1 - t, n_);
+            const int c1 = tour[p1], c2 = tour[p2];
+            tour[p1] = c2;
+            pos[c2] = p1;
+            tour[p2] = c1;
+            pos[c1] = p2;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+    for (int t = lid; t < 4 * REVERSALS * (M + 1); t += wg) {
+        const int e = ends[t / (M + 1)], j = t % (M + 1);
+        if (e >= 0)
+            activate(j == 0 ? e : cand[e * M + j - 1], active, next, next_count);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
 /* One work-group: fold in the last step's applied moves, reduce the group bests, then
  * decide this step.  With an improving move somewhere the step claims and applies
  * moves; at a local optimum the best tour is saved (or, with acceptance "better", the
@@ -449,12 +496,16 @@ inline long double_bridge(DIST_PARAMS, __global const int *restrict tour,
  * Algorithm 1, lines 4-10).  A plain local search (no kick budget) that reached its
  * optimum on a partial queue re-checks every city once before it stops, so that its
  * result is a local optimum of the whole neighbourhood. */
-__kernel void ls_control(DIST_PARAMS, __global const int *restrict tour,
+__kernel void ls_control(DIST_PARAMS, __global const int *restrict cand,
+                         __global int *restrict tour, __global int *restrict pos,
+                         __global int *restrict best_tour,
                          __global const long *restrict group_gain,
                          __global const long *restrict group_code, const int groups,
                          const int apply_groups, __global long *restrict state,
                          __global int *restrict move, __global int *restrict queue,
                          __global int *restrict qcount, __global int *restrict active,
+                         __global const long *restrict ent_gain,
+                         __global const long *restrict ent_code, const int single,
                          __local long *lg, __local long *lc)
 {
     const int lid = get_local_id(0), wg = get_local_size(0);
@@ -521,13 +572,56 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict tour,
             }
         }
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (recheck_all) {
-        const int parity = (int)(state[S_FLAGS] & 1);
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    const int parity = (int)(state[S_FLAGS] & 1);
+    if (recheck_all)
         for (int c = lid; c < n; c += wg) {
             active[c] = 1;
             queue[(long)parity * n + c] = c;
         }
+    if (!single)
+        return;
+    /* single: this work-group also does the step's copies and applies its one move or
+     * kick (ILS after the first kick: two launches per step instead of five). */
+    __local int ends[4 * REVERSALS];
+    __local move_t lmv;
+    __global int *next = queue + (long)parity * n, *next_count = qcount + parity;
+    const long mode = state[S_MODE];
+    if (state[S_SAVE])
+        for (int p = lid; p < n; p += wg)
+            best_tour[p] = tour[p];
+    if (state[S_RESTORE])
+        for (int p = lid; p < n; p += wg) {
+            const int c = best_tour[p];
+            tour[p] = c;
+            pos[c] = p;
+        }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (mode == MODE_IMPROVE) {
+        const int qlen = qcount[parity ^ 1];
+        for (int idx = lid; idx < qlen; idx += wg)      /* improving cities stay queued */
+            if (ent_gain[idx] > 0)
+                activate(entry_city(ent_code[idx]), active, next, next_count);
+    }
+    if (lid == 0) {
+        move_t mv = {{0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0};
+        if (mode == MODE_IMPROVE) {
+            const long code = state[S_BEST_CODE];
+            const int item = (int)(code / CODE_STRIDE);
+            state[S_CUR_LEN] -= move_gain(DIST_ARGS, tour, pos, cand, (int)(code % CODE_STRIDE),
+                                          item / M, cand[item], &mv);
+            state[S_MOVES] += 1;
+        } else if (mode == MODE_KICK)
+            for (int r = 0; r < REVERSALS; r++) {
+                mv.start[r] = move[1 + 2 * r];
+                mv.len[r] = move[2 + 2 * r];
+            }
+        lmv = mv;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    if (mode != MODE_NONE) {
+        const move_t mv = lmv;
+        apply_move(n, &mv, cand, tour, pos, active, next, next_count, ends);
     }
 }
 
@@ -552,8 +646,6 @@ inline int claim_blocks(const int op, int first, int count, const int n_,
     }
     return 1;
 }
-
-inline int entry_city(const long code) { return (int)(code / CODE_STRIDE / M); }
 
 /* The copies asked by ls_control (save / restore), then: every improving queued move
  * that is short enough (or the step's best) raises the gain on the blocks it touches.
@@ -616,51 +708,6 @@ __kernel void ls_resolve(const int n, __global const long *restrict state,
         else
             claim_count[idx] = 0;
     }
-}
-
-/* City c's tour edges changed (or it keeps an improving move): queue it for the next
- * pass unless it is queued already. */
-inline void activate(const int c, __global int *restrict active, __global int *restrict next,
-                     __global int *restrict next_count)
-{
-    if (atomic_xchg(&active[c], 1) == 0)
-        next[atomic_inc(next_count)] = c;
-}
-
-/* Applies a move with the whole work-group: the reversals in order.  Then the cities
- * at each reversal's ends just before it (the only ones whose tour edges it changes)
- * are activated, and with them their candidates: those are (nearly: the lists are not
- * symmetric) the cities whose moves read the changed edges. */
-inline void apply_move(const int n_, const move_t *mv, __global const int *restrict cand,
-                       __global int *restrict tour,
-                       __global int *restrict pos, __global int *restrict active,
-                       __global int *restrict next, __global int *restrict next_count,
-                       __local int *ends)
-{
-    const int lid = get_local_id(0), wg = get_local_size(0);
-    for (int r = 0; r < REVERSALS; r++) {
-        const int start = mv->start[r], len = mv->len[r];
-        if (lid < 4) {
-            const int p = lid < 2 ? start - 1 + lid : start + len - 3 + lid;
-            ends[4 * r + lid] = len > 1 ? tour[wrap(p, n_)] : -1;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        for (int t = lid; t < len / 2; t += wg) {
-            const int p1 = wrap(start + t, n_), p2 = wrap(start + len - 1 - t, n_);
-            const int c1 = tour[p1], c2 = tour[p2];
-            tour[p1] = c2;
-            pos[c2] = p1;
-            tour[p2] = c1;
-            pos[c1] = p2;
-        }
-        barrier(CLK_GLOBAL_MEM_FENCE);
-    }
-    for (int t = lid; t < 4 * REVERSALS * (M + 1); t += wg) {
-        const int e = ends[t / (M + 1)], j = t % (M + 1);
-        if (e >= 0)
-            activate(j == 0 ? e : cand[e * M + j - 1], active, next, next_count);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
 }
 
 /* One work-group per move: the winners of every block they touch are applied; improving

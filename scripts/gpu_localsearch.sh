@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Local search / ILS batch on the GPU machine (issue 3): tests on the GPU, evaluation
 # pass times (GPU and the PoCL CPU baseline), then quality/speed suites.
-# Carry .whl and .bench; results land in $OUT.  SUITES overrides the suite list.
+# Carry .whl and .bench; results land in $OUT.  SUITES overrides the suite list;
+# TESTS=0 / PASSES=0 skip the tests / the pass times.
 set -uo pipefail
 . scripts/device_prelude.sh localsearch
 T=.bench/instances/tsplib
-step "local search tests on the GPU"
-TSPCL_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider tests/test_localsearch.py 2>&1 | tail -3 | tee -a "$LOG"
-for dev in gpu cpu; do
-  step "one evaluation pass, $dev"
-  python3 scripts/bench_ls_pass.py $T/kroA100.tsp $T/pr1002.tsp $T/pr2392.tsp $T/d18512.tsp \
-      $T/pla33810.tsp $T/pla85900.tsp --device $dev --repeats 10 2>&1 | tee -a "$LOG"
-done
+if [ "${TESTS:-1}" = 1 ]; then
+  step "local search tests on the GPU"
+  TSPCL_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider tests/test_localsearch.py 2>&1 | tail -3 | tee -a "$LOG"
+fi
+if [ "${PASSES:-1}" = 1 ]; then
+  for dev in gpu cpu; do
+    step "one evaluation pass, $dev"
+    python3 scripts/bench_ls_pass.py $T/kroA100.tsp $T/pr1002.tsp $T/pr2392.tsp $T/d18512.tsp \
+        $T/pla33810.tsp $T/pla85900.tsp --device $dev --repeats 10 2>&1 | tee -a "$LOG"
+  done
+fi
 for suite in ${SUITES:-ls ils}; do
   step "suite $suite"
   timeout ${SUITE_TIMEOUT:-280} python3 scripts/bench.py scripts/suites/$suite.toml --device gpu --out /tmp/$suite > "$OUT/$suite.progress.log" 2>&1; tail -2 "$OUT/$suite.progress.log" | tee -a "$LOG"

@@ -159,10 +159,12 @@ class DeviceSearch:
         units = rt.device.max_compute_units
         self.eval_groups = min(-(-n // per_group), GROUPS_PER_UNIT * units)
         self.apply_groups = min(-(-n // self.apply_wg), GROUPS_PER_UNIT * units)
-        self.ctrl_wg = rt.work_group_size(self.k["ls_control"], 256)
+        self.single_groups = min(self.eval_groups, 2 * units)
+        self.ctrl_wg = rt.work_group_size(self.k["ls_control"], 1024)
         self.item_size = min(-(-n // 64) * 64, 64 * GROUPS_PER_UNIT * units * 4)
         self.nblocks = -(-n // CLAIM_BLOCK)
         self.kicks = 0
+        self.kicking = False
         self.one_move = p.moves == "best"
         self.tour, self.pos, self.best_tour = rt.empty(4 * n), rt.empty(4 * n), rt.empty(4 * n)
         self.queue, self.qcount, self.active = rt.empty(8 * n), rt.empty(8), rt.empty(4 * n)
@@ -176,6 +178,7 @@ class DeviceSearch:
 
     def load(self, order: np.ndarray, length: int) -> None:
         """Start from tour `order` (exact length `length`) with every city active."""
+        self.kicking = False
         n, rt = self.n, self.rt
         order = np.asarray(order, np.int32)
         pos = np.empty(n, np.int32)
@@ -198,19 +201,23 @@ class DeviceSearch:
         s[S_BUDGET], s[S_ACCEPT], s[S_KICK_WINDOW] = budget, 1 if accept == "better" else 0, window
         self.rt.cl.enqueue_copy(self.rt.queue, self.state, s)
 
-    def launches(self) -> list:
+    def launches(self, single: bool = False) -> list:
         """The step's kernels in order, as (kernel, global size, local size), with their
-        arguments set (kernel objects are shared: set again before every batch)."""
+        arguments set (kernel objects are shared: set again before every batch).
+        single: ls_control applies the step's one move itself (ILS once kicking: the
+        queue is small, two launches per step)."""
         n, lm, dist, cities = np.int32(self.n), self.rt.cl.LocalMemory, self.ctx.dinst.dist_args, self.cand.cities
+        groups = self.single_groups if single else self.eval_groups
         steps = [
-            ("ls_eval", self.eval_groups * self.eval_wg, self.eval_wg,
+            ("ls_eval", groups * self.eval_wg, self.eval_wg,
              (*dist, cities, self.tour, self.pos, self.state, self.queue, self.qcount, self.active,
               self.ent_gain, self.ent_code, self.group_gain, self.group_code, self.block_gain,
               self.block_id, np.int32(self.nblocks), lm(8 * self.eval_wg), lm(8 * self.eval_wg))),
             ("ls_control", self.ctrl_wg, self.ctrl_wg,
-             (*dist, self.tour, self.group_gain, self.group_code, np.int32(self.eval_groups),
-              np.int32(self.apply_groups), self.state, self.move, self.queue, self.qcount,
-              self.active, lm(8 * self.ctrl_wg), lm(8 * self.ctrl_wg))),
+             (*dist, cities, self.tour, self.pos, self.best_tour, self.group_gain, self.group_code,
+              np.int32(groups), np.int32(self.apply_groups), self.state, self.move, self.queue,
+              self.qcount, self.active, self.ent_gain, self.ent_code, np.int32(single),
+              lm(8 * self.ctrl_wg), lm(8 * self.ctrl_wg))),
             ("ls_claim", self.item_size, None,
              (*dist, cities, self.tour, self.pos, self.best_tour, self.state, self.qcount,
               self.ent_gain, self.ent_code, self.claim_first, self.claim_count, self.block_gain,
@@ -222,7 +229,7 @@ class DeviceSearch:
              (*dist, cities, self.tour, self.pos, self.state, self.move, self.queue, self.qcount,
               self.active, self.ent_gain, self.ent_code, self.claim_first, self.claim_count,
               self.block_id)),
-        ]
+        ][:2 if single else 5]
         out = []
         for name, gsize, lsize, args in steps:
             kernel = self.k[name]
@@ -232,9 +239,10 @@ class DeviceSearch:
 
     def run_batch(self, steps: int) -> np.ndarray:
         """Enqueue `steps` steps, then read the status words (blocking; a few hundred
-        bytes).  The returned S_CUR_LEN / S_MOVES include the moves still pending."""
+        bytes).  The returned S_CUR_LEN / S_MOVES include the moves still pending.
+        Once an ILS has kicked, steps apply one move each from ls_control."""
         cl, q = self.rt.cl, self.rt.queue
-        launches = self.launches()
+        launches = self.launches(single=self.kicking)
         events = [cl.enqueue_nd_range_kernel(q, k, g, l) for _ in range(steps) for k, g, l in launches]
         s = self.state_host
         cl.enqueue_copy(q, s, self.state)
@@ -242,6 +250,7 @@ class DeviceSearch:
         out = s[:S_PENDING].copy()
         out[S_CUR_LEN] -= s[S_PENDING::2].sum()
         out[S_MOVES] += s[S_PENDING + 1::2].sum()
+        self.kicking = out[S_KICKS] > 0
         return out
 
 
