@@ -516,7 +516,8 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict cand,
             bc = group_code[g];
         }
     group_best(lg, lc, bg, bc);
-    __local int recheck_all;
+    /* lid 0 decides; the rest of the group learns the decision through local memory */
+    __local int recheck_all, l_parity, l_mode, l_save, l_restore;
     if (lid == 0) {
         recheck_all = 0;
         for (int g = 0; g < apply_groups; g++) {
@@ -571,9 +572,13 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict cand,
                 }
             }
         }
+        l_parity = parity;
+        l_mode = (int)state[S_MODE];
+        l_save = (int)state[S_SAVE];
+        l_restore = (int)state[S_RESTORE];
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const int parity = (int)(state[S_FLAGS] & 1);
+    const int parity = l_parity, mode = l_mode;
     if (recheck_all)
         for (int c = lid; c < n; c += wg) {
             active[c] = 1;
@@ -586,11 +591,10 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict cand,
     __local int ends[4 * REVERSALS];
     __local move_t lmv;
     __global int *next = queue + (long)parity * n, *next_count = qcount + parity;
-    const long mode = state[S_MODE];
-    if (state[S_SAVE])
+    if (l_save)
         for (int p = lid; p < n; p += wg)
             best_tour[p] = tour[p];
-    if (state[S_RESTORE])
+    if (l_restore)
         for (int p = lid; p < n; p += wg) {
             const int c = best_tour[p];
             tour[p] = c;
