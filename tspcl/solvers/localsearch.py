@@ -1,11 +1,12 @@
-"""Local search (2-opt, Or-opt) and iterated local search on the device.
+"""Local search (2-opt, Or-opt, 3-opt) and iterated local search on the device.
 
-Fosin et al. 2013 (../shared/papers/fosin2013-gpu-2opt-3opt-ils.txt): best-improvement
-passes over quadrant candidate lists (m = 40), one work-item per (city, candidate),
-section 4.1; ILS with double-bridge kicks, Algorithm 1.  The whole loop runs on the
-device (kernels_cl/localsearch.cl): each step is eval -> control -> copy -> 4 reversals,
-enqueued in batches; the host reads the 16-word state after each batch and the best
-tour only when it improved (at most every PUBLISH_S seconds) and at the end.
+Fosin et al. 2013 (../shared/papers/fosin2013-gpu-2opt-3opt-ils.txt): passes over
+quadrant candidate lists (m = 40), work-items per (city, candidate), section 4.1; 3-opt
+over neighbour triples with the four reconnections, section 4.2; ILS with double-bridge
+kicks, Algorithm 1.  Beyond the paper: an active-city queue (don't-look bits) and many
+non-conflicting moves per pass (kernels_cl/localsearch.cl).  The whole loop runs on the
+device: steps are enqueued in batches; the host reads the status words after each batch
+and the best tour only when it improved (at most every PUBLISH_S seconds) and at the end.
 """
 
 from __future__ import annotations
@@ -277,11 +278,11 @@ def _symmetric(inst: Instance) -> str | None:
 
 
 SOLVERS = [
-    SolverSpec("2opt", "2-opt local search to a local optimum (best improvement per pass)",
+    SolverSpec("2opt", "2-opt local search to a local optimum (many moves per pass; moves=best: one)",
                LocalSearchParams, run_local_search, _memory, unsupported=_symmetric),
     SolverSpec("oropt", "Or-opt local search (segments of 1-3 cities)",
                OrOptParams, run_local_search, _memory, unsupported=_symmetric),
-    SolverSpec("3opt", "3-opt search: 2-opt, Or-opt and segment-exchange moves over "
+    SolverSpec("3opt", "3-opt search: 2-opt, Or-opt and the four 3-opt reconnections of "
                "neighbour triples", ThreeOptParams, run_local_search, _memory, unsupported=_symmetric),
     SolverSpec("ils", "iterated local search: double-bridge kicks + local search",
                IteratedLocalSearchParams, run_local_search, _memory, unsupported=_symmetric),
