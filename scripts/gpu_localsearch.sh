@@ -11,11 +11,12 @@ if [ "${TESTS:-1}" = 1 ]; then
   TSPCL_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider tests/test_localsearch.py 2>&1 | tail -3 | tee -a "$LOG"
 fi
 if [ "${PASSES:-1}" = 1 ]; then
-  for dev in gpu cpu; do
-    step "one evaluation pass, $dev"
-    python3 scripts/bench_ls_pass.py $T/kroA100.tsp $T/pr1002.tsp $T/pr2392.tsp $T/d18512.tsp \
-        $T/pla33810.tsp $T/pla85900.tsp --device $dev --repeats 10 2>&1 | tee -a "$LOG"
-  done
+  step "one evaluation pass, GPU and PoCL: EUC_2D instances by the paper's size groups"
+  python3 scripts/bench_ls_pass.py $T/*.tsp --metric EUC_2D --ls 3opt 2opt --device gpu cpu \
+      --repeats 10 2>&1 | tee -a "$LOG"
+  step "one evaluation pass, GPU and PoCL: pla33810, pla85900"
+  python3 scripts/bench_ls_pass.py $T/pla33810.tsp $T/pla85900.tsp --ls 3opt 2opt \
+      --device gpu cpu --repeats 10 2>&1 | tee -a "$LOG"
 fi
 for suite in ${SUITES:-ls ils}; do
   step "suite $suite"
