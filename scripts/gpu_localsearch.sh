@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Local search / ILS batch on the GPU machine (issue 3): tests on the GPU, evaluation
 # pass times (GPU and the PoCL CPU baseline), then quality/speed suites.
-# Carry .whl and .bench; results land in $OUT.  SUITES overrides the suite list;
-# TESTS=0 / PASSES=0 skip the tests / the pass times.
+# Carry .whl and .bench; results land in $OUT.  SUITES overrides the suite list (empty:
+# none); TESTS=0 / PASSES=0 skip the tests / the pass times.
 set -uo pipefail
 . scripts/device_prelude.sh localsearch
 T=.bench/instances/tsplib
@@ -18,7 +18,7 @@ if [ "${PASSES:-1}" = 1 ]; then
   python3 scripts/bench_ls_pass.py $T/pla33810.tsp $T/pla85900.tsp --ls 3opt 2opt \
       --device gpu cpu --repeats 10 2>&1 | tee -a "$LOG"
 fi
-for suite in ${SUITES:-ls ils}; do
+for suite in ${SUITES-ls ils}; do
   step "suite $suite"
   timeout ${SUITE_TIMEOUT:-280} python3 scripts/bench.py scripts/suites/$suite.toml --device gpu --out /tmp/$suite > "$OUT/$suite.progress.log" 2>&1; tail -2 "$OUT/$suite.progress.log" | tee -a "$LOG"
   cp /tmp/$suite/results.md "$OUT/$suite.md" 2>/dev/null
