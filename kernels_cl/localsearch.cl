@@ -83,7 +83,6 @@
 #define MODE_KICK 2
 
 #define REVERSALS 4
-#define KIND_NONE (-1)
 
 /* A move: up to REVERSALS reversals (start position, length; length < 2 does nothing),
  * and the range [lo, lo + span) of positions whose cities it may move. */
@@ -444,6 +443,26 @@ inline long double_bridge(DIST_PARAMS, __global const int *restrict tour,
 
 inline int entry_city(const long code) { return (int)(code / CODE_STRIDE / M); }
 
+/* Gain and description of the move with code `code` (see the header). */
+inline long move_of_code(DIST_PARAMS, __global const int *restrict tour,
+                         __global const int *restrict pos, __global const int *restrict cand,
+                         const long code, move_t *mv)
+{
+    const int item = (int)(code / CODE_STRIDE);
+    return move_gain(DIST_ARGS, tour, pos, cand, (int)(code % CODE_STRIDE), item / M, cand[item], mv);
+}
+
+/* The kick ls_control stored in move[] (start, length of each reversal). */
+inline move_t stored_kick(__global const int *restrict move)
+{
+    move_t mv = {{0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0};
+    for (int r = 0; r < REVERSALS; r++) {
+        mv.start[r] = move[2 * r];
+        mv.len[r] = move[2 * r + 1];
+    }
+    return mv;
+}
+
 /* City c's tour edges changed (or it keeps an improving move): queue it for the next
  * pass unless it is queued already. */
 inline void activate(const int c, __global int *restrict active, __global int *restrict next,
@@ -526,7 +545,6 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict cand,
             state[S_PENDING + 2 * g] = 0;
             state[S_PENDING + 2 * g + 1] = 0;
         }
-        move[0] = KIND_NONE;
         state[S_SAVE] = 0;
         state[S_RESTORE] = 0;
         state[S_MODE] = MODE_NONE;
@@ -565,10 +583,9 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict cand,
                 state[S_CUR_LEN] += double_bridge(DIST_ARGS, tour, state, &mv);
                 state[S_KICKS] += 1;
                 state[S_MODE] = MODE_KICK;
-                move[0] = 100;
                 for (int r = 0; r < REVERSALS; r++) {
-                    move[1 + 2 * r] = mv.start[r];
-                    move[2 + 2 * r] = mv.len[r];
+                    move[2 * r] = mv.start[r];
+                    move[2 * r + 1] = mv.len[r];
                 }
             }
         }
@@ -610,16 +627,10 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict cand,
     if (lid == 0) {
         move_t mv = {{0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0};
         if (mode == MODE_IMPROVE) {
-            const long code = state[S_BEST_CODE];
-            const int item = (int)(code / CODE_STRIDE);
-            state[S_CUR_LEN] -= move_gain(DIST_ARGS, tour, pos, cand, (int)(code % CODE_STRIDE),
-                                          item / M, cand[item], &mv);
+            state[S_CUR_LEN] -= move_of_code(DIST_ARGS, tour, pos, cand, state[S_BEST_CODE], &mv);
             state[S_MOVES] += 1;
         } else if (mode == MODE_KICK)
-            for (int r = 0; r < REVERSALS; r++) {
-                mv.start[r] = move[1 + 2 * r];
-                mv.len[r] = move[2 + 2 * r];
-            }
+            mv = stored_kick(move);
         lmv = mv;
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
@@ -680,9 +691,8 @@ __kernel void ls_claim(DIST_PARAMS, __global const int *restrict cand,
         const long g = ent_gain[idx], code = ent_code[idx];
         if (g <= 0 || ((state[S_FLAGS] & 4) && code != state[S_BEST_CODE]))
             continue;
-        const int item = (int)(code / CODE_STRIDE), sub = (int)(code % CODE_STRIDE);
         move_t mv;
-        move_gain(DIST_ARGS, tour, pos, cand, sub, item / M, cand[item], &mv);
+        move_of_code(DIST_ARGS, tour, pos, cand, code, &mv);
         const int first = wrap(mv.lo - 1, n), count = min(mv.span + 2, n);
         if (count > MAX_CLAIM_BLOCKS * CLAIM_BLOCK && code != state[S_BEST_CODE])
             continue;
@@ -736,16 +746,11 @@ __kernel void ls_apply(DIST_PARAMS, __global const int *restrict cand,
     if (state[S_DONE] || mode == MODE_NONE)
         return;
     const int parity = (int)(state[S_FLAGS] & 1);
-    __global const int *q = queue + (long)(parity ^ 1) * n;
     __global int *next = (__global int *)queue + (long)parity * n;
     __global int *next_count = qcount + parity;
     if (mode == MODE_KICK) {
         if (group == 0) {
-            move_t mv;
-            for (int r = 0; r < REVERSALS; r++) {
-                mv.start[r] = move[1 + 2 * r];
-                mv.len[r] = move[2 + 2 * r];
-            }
+            const move_t mv = stored_kick(move);
             apply_move(n, &mv, cand, tour, pos, active, next, next_count, ends);
         }
         return;
@@ -768,11 +773,8 @@ __kernel void ls_apply(DIST_PARAMS, __global const int *restrict cand,
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int w = 0; w < nwin; w++) {
             if (lid == 0) {
-                const long code = ent_code[winners[w]];
-                const int item = (int)(code / CODE_STRIDE);
                 move_t mv = {{0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0};
-                applied += move_gain(DIST_ARGS, tour, pos, cand, (int)(code % CODE_STRIDE),
-                                     item / M, cand[item], &mv);
+                applied += move_of_code(DIST_ARGS, tour, pos, cand, ent_code[winners[w]], &mv);
                 moves += 1;
                 lmv = mv;
             }

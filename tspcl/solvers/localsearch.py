@@ -173,7 +173,7 @@ class DeviceSearch:
         self.claim_first, self.claim_count = rt.empty(4 * n), rt.empty(4 * n)
         self.block_gain, self.block_id = rt.empty(4 * self.nblocks), rt.empty(4 * self.nblocks)
         self.group_gain, self.group_code = rt.empty(8 * self.eval_groups), rt.empty(8 * self.eval_groups)
-        self.move = rt.empty(4 * (1 + 2 * REVERSALS))
+        self.move = rt.empty(4 * 2 * REVERSALS)  # the step's kick
         self.state_host = np.zeros(S_PENDING + 2 * self.apply_groups, np.int64)
         self.state = rt.empty(self.state_host.nbytes)
 
