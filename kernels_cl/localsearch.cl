@@ -18,7 +18,8 @@
  * One step = ls_eval -> ls_control -> ls_claim -> ls_resolve -> ls_apply.
  *
  * Build defines: METRIC (distance.h), M (candidates per city), USE_2OPT, USE_OROPT,
- * USE_3OPT, APPLY_GROUP (ls_apply's work-group size).
+ * USE_3OPT, USE_LK, LK_DEPTH (most 2-opt steps of a chain), APPLY_GROUP (ls_apply's
+ * work-group size).
  * Move `sub`s evaluated by work-item (a, slot) with c = cand[a][slot]:
  *   0      2-opt: remove (a, succ a), (c, succ c); add (a, c), (succ a, succ c)
  *   1      2-opt: remove (pred a, a), (pred c, c); add (a, c), (pred a, pred c)
@@ -31,6 +32,9 @@
  *          ends joined in one of the paper's four ways (three_opt_added).  Partial
  *          gains must stay positive, the usual neighbour-list rule: d(a,c) < d(a,b) and
  *          d(p,f) < d(a,b) - d(a,c) + d(p,c).  sub = 16 + (slot * 2 + (dir < 0)) * 4 + way.
+ *   448+   Lin-Kernighan chain (lk_chain): 2-opt steps from t1 = the neighbour of a
+ *          against dir, t2 = a, t3 = c, closed after `depth` = 2 .. LK_DEPTH steps;
+ *          sub = 448 + (dir < 0) * 16 + depth.
  * A move is identified by code = (a * M + slot) * CODE_STRIDE + sub.
  */
 #include "distance.h"
@@ -47,6 +51,12 @@
 #ifndef USE_3OPT
 #define USE_3OPT 0
 #endif
+#ifndef USE_LK
+#define USE_LK 0
+#endif
+#ifndef LK_DEPTH
+#define LK_DEPTH 6
+#endif
 #ifndef APPLY_GROUP
 #define APPLY_GROUP 256
 #endif
@@ -54,6 +64,7 @@
 #define NO_GAIN (-(1L << 62))
 #define CODE_STRIDE 512
 #define SUB_3OPT 16
+#define SUB_LK 448
 #define CLAIM_BLOCK 64          /* tour positions per claim block */
 #define MAX_CLAIM_BLOCKS 32     /* longer moves take part only when they are the best */
 
@@ -82,10 +93,12 @@
 #define MODE_IMPROVE 1
 #define MODE_KICK 2
 
-#define REVERSALS 4
+#define KICK_REVERSALS 4      /* a double bridge; also the most any other move needs */
+#define REVERSALS (USE_LK && LK_DEPTH > KICK_REVERSALS ? LK_DEPTH : KICK_REVERSALS)
+#define MOVE_WORDS (2 * REVERSALS) /* a move stored for ls_apply: start, length of each */
 
 /* A move: up to REVERSALS reversals (start position, length; length < 2 does nothing),
- * and the range [lo, lo + span) of positions whose cities it may move. */
+ * applied in order, and the range [lo, lo + span) of positions whose cities it may move. */
 typedef struct {
     int start[REVERSALS];
     int len[REVERSALS];
@@ -93,6 +106,18 @@ typedef struct {
 } move_t;
 
 inline int wrap(const int p, const int n_) { return p >= n_ ? p - n_ : (p < 0 ? p + n_ : p); }
+
+inline move_t no_move(void)
+{
+    move_t mv;
+    for (int r = 0; r < REVERSALS; r++) {
+        mv.start[r] = 0;
+        mv.len[r] = 0;
+    }
+    mv.lo = 0;
+    mv.span = 0;
+    return mv;
+}
 
 inline void set_rev(move_t *mv, const int r, const int start, const int len, const int n_)
 {
@@ -123,6 +148,118 @@ inline int offset(const int p, const int q, const int dir, const int n_)
     return wrap(dir > 0 ? q - p : p - q, n_);
 }
 
+/* Slot p through the reversal (start s, length l): the involution of the reversal. */
+inline int through(const int p, const int s, const int l, const int n_)
+{
+    const int off = wrap(p - s, n_);
+    return off < l ? wrap(s + l - 1 - off, n_) : p;
+}
+
+inline int edge_in(const int x, const int y, const int *ex, const int *ey, const int count)
+{
+    for (int i = 0; i < count; i++)
+        if ((ex[i] == x && ey[i] == y) || (ex[i] == y && ey[i] == x))
+            return 1;
+    return 0;
+}
+
+/* Lin-Kernighan chain (Lin & Kernighan 1973, its standard step; beyond Fosin et al.,
+ * whose deepest move is 3-opt): a sequence of 2-opt moves sharing t1.  With t1 the
+ * neighbour of a against dir, t2 = a and t3 = c, step i removes (t(2i+1), t(2i+2)), t(2i+2)
+ * the neighbour of t(2i+1) against dir in the tour the earlier steps left, which the edge
+ * (t(2i+2), t1) closes: the step is the reversal of the path t2 .. t(2i+2), and t(2i+2)
+ * becomes the new t2 beside t1.  From the second step on, t(2i+1) is the candidate of
+ * t(2i) with positive partial gain (candidate lists are sorted: the scan stops at the
+ * first that fails) that maximises -d(t2i, t2i+1) + d(t2i+1, t2i+2), LK's look-ahead; a
+ * removed edge is never added back nor an added one removed.  The steps are never
+ * applied while searching: a slot or city of the chain's tour is mapped through the
+ * reversals so far (k reversals, O(k) each).
+ * Returns the best closing gain over depths 2 .. LK_DEPTH (depth 1 is the 2-opt move,
+ * sub 0 / 1) and sets *depth; with mv != 0, follows the chain to exactly `stop` steps and
+ * returns that move's gain and reversals. */
+inline long lk_chain(DIST_PARAMS, __global const int *restrict tour,
+                     __global const int *restrict pos, __global const int *restrict cand,
+                     const int a, const int c, const int dir, const int stop, int *depth,
+                     move_t *mv)
+{
+    const int pa = pos[a], t1 = tour[wrap(pa - dir, n)];
+    long G = (long)DIST(t1, a) - DIST(a, c);   /* removed - added, closing edge aside */
+    if (G <= 0 || c == t1 || c == tour[wrap(pa + dir, n)])
+        return NO_GAIN;
+    int rs[LK_DEPTH], rl[LK_DEPTH];                   /* the reversals so far */
+    int rx[LK_DEPTH + 1], ry[LK_DEPTH + 1], ax[LK_DEPTH], ay[LK_DEPTH]; /* removed, added */
+    rx[0] = t1; ry[0] = a; ax[0] = a; ay[0] = c;
+    long best = NO_GAIN;
+    int k = 0, t3 = c, maxlen = 0;
+    for (;;) {
+        /* t3's slot and its neighbour against dir in the chain's tour; cur = t2 sits at pa */
+        int p3 = pos[t3];
+        for (int r = 0; r < k; r++)
+            p3 = through(p3, rs[r], rl[r], n);
+        int p4 = wrap(p3 - dir, n);
+        const int q4 = p4;
+        for (int r = k - 1; r >= 0; r--)
+            p4 = through(p4, rs[r], rl[r], n);
+        const int t4 = tour[p4];
+        G += DIST(t3, t4);
+        const int len = offset(pa, q4, dir, n) + 1;
+        rs[k] = dir > 0 ? pa : q4;
+        rl[k] = len;
+        maxlen = max(maxlen, len);
+        rx[k + 1] = t3; ry[k + 1] = t4;
+        k++;
+        const long close = G - DIST(t4, t1);
+        if (mv == 0 && k >= 2 && close > best) {
+            best = close;
+            *depth = k;
+        }
+        if (k == stop) {
+            if (mv) {
+                for (int r = 0; r < k; r++)
+                    set_rev(mv, r, rs[r], rl[r], n);
+                mv->lo = dir > 0 ? pa : wrap(pa - maxlen + 1, n);
+                mv->span = maxlen;
+                return close;
+            }
+            return best;
+        }
+        /* next t3: a candidate of t4 (now at pa; its other neighbour at pa + dir) */
+        int beside = wrap(pa + dir, n);
+        for (int r = k - 1; r >= 0; r--)
+            beside = through(beside, rs[r], rl[r], n);
+        beside = tour[beside];
+        long best_val = NO_GAIN;
+        int next = -1;
+        for (int s = 0; s < M; s++) {
+            const int t5 = cand[t4 * M + s];
+            const long g = G - DIST(t4, t5);
+            if (g <= 0)
+                break;
+            if (t5 == t1 || t5 == beside || edge_in(t4, t5, rx, ry, k + 1))
+                continue;
+            int p5 = pos[t5];
+            for (int r = 0; r < k; r++)
+                p5 = through(p5, rs[r], rl[r], n);
+            int p6 = wrap(p5 - dir, n);
+            for (int r = k - 1; r >= 0; r--)
+                p6 = through(p6, rs[r], rl[r], n);
+            const int t6 = tour[p6];
+            if (edge_in(t5, t6, ax, ay, k))
+                continue;
+            const long val = g + DIST(t5, t6);
+            if (val > best_val) {
+                best_val = val;
+                next = t5;
+            }
+        }
+        if (next < 0)
+            return mv ? NO_GAIN : best;
+        G -= DIST(t4, next);
+        ax[k] = t4; ay[k] = next;
+        t3 = next;
+    }
+}
+
 /* Gain of move `sub` from city a toward candidate c, or NO_GAIN when invalid;
  * when mv != 0 also describe it (reversals and range). */
 inline long move_gain(DIST_PARAMS, __global const int *restrict tour,
@@ -132,6 +269,13 @@ inline long move_gain(DIST_PARAMS, __global const int *restrict tour,
     const int pa = pos[a], pc = pos[c];
     if (a == c)
         return NO_GAIN;
+#if USE_LK
+    if (sub >= SUB_LK) {
+        int depth;
+        const int t = sub - SUB_LK;
+        return lk_chain(DIST_ARGS, tour, pos, cand, a, c, t >= 16 ? -1 : 1, t % 16, &depth, mv);
+    }
+#endif
     if (sub >= SUB_3OPT) {
         const int t = sub - SUB_3OPT, way = t % 4, dir = ((t / 4) % 2) ? -1 : 1, slot = t / 8;
         const int oc = offset(pa, pc, dir, n);
@@ -343,6 +487,14 @@ inline void best_of_pair(DIST_PARAMS, __global const int *restrict tour,
         }
     }
 #endif
+#if USE_LK
+    for (int dir = 1; dir >= -1; dir -= 2) {
+        int depth = 0;
+        const long gain = lk_chain(DIST_ARGS, tour, pos, cand, a, c, dir, LK_DEPTH, &depth, 0);
+        if (gain > 0)
+            keep_better(gain, item * CODE_STRIDE + SUB_LK + (dir < 0) * 16 + depth, bg, bc);
+    }
+#endif
 }
 
 /* Evaluation pass over the active queue: work-group = C = wg / M cities, work-item =
@@ -452,13 +604,14 @@ inline long move_of_code(DIST_PARAMS, __global const int *restrict tour,
     return move_gain(DIST_ARGS, tour, pos, cand, (int)(code % CODE_STRIDE), item / M, cand[item], mv);
 }
 
-/* The kick ls_control stored in move[] (start, length of each reversal). */
-inline move_t stored_kick(__global const int *restrict move)
+/* A move stored as (start, length) of its first `count` reversals: the kick in move[],
+ * a claimed move in ent_move[]. */
+inline move_t stored_move(__global const int *restrict words, const int count)
 {
-    move_t mv = {{0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0};
-    for (int r = 0; r < REVERSALS; r++) {
-        mv.start[r] = move[2 * r];
-        mv.len[r] = move[2 * r + 1];
+    move_t mv = no_move();
+    for (int r = 0; r < count; r++) {
+        mv.start[r] = words[2 * r];
+        mv.len[r] = words[2 * r + 1];
     }
     return mv;
 }
@@ -475,16 +628,28 @@ inline void activate(const int c, __global int *restrict active, __global int *r
 /* Applies a move with the whole work-group: the reversals in order.  Then the cities
  * at each reversal's ends just before it (the only ones whose tour edges it changes)
  * are activated, and with them their candidates: those are (nearly: the lists are not
- * symmetric) the cities whose moves read the changed edges. */
-inline void apply_move(const int n_, const move_t *mv, __global const int *restrict cand,
-                       __global int *restrict tour,
+ * symmetric) the cities whose moves read the changed edges.
+ * shorter: a reversal longer than n/2 reverses the other side instead (the same cyclic
+ * tour, mirrored): the later reversals' slots then go through the mirror tau, p ->
+ * c0 + p or c0 - p.  Only where nothing else touches the tour (one move per step). */
+inline void apply_move(const int n_, const move_t *mv, const int shorter,
+                       __global const int *restrict cand, __global int *restrict tour,
                        __global int *restrict pos, __global int *restrict active,
                        __global int *restrict next, __global int *restrict next_count,
                        __local int *ends)
 {
     const int lid = get_local_id(0), wg = get_local_size(0);
+    int mirrored = 0, c0 = 0;
     for (int r = 0; r < REVERSALS; r++) {
-        const int start = mv->start[r], len = mv->len[r];
+        int len = mv->len[r];
+        int start = mirrored ? wrap(c0 - wrap(mv->start[r] + len - 1, n_), n_)
+                             : wrap(c0 + mv->start[r], n_);
+        if (shorter && 2 * len > n_) {   /* tau := (p -> s + e - p) o tau */
+            c0 = ((2 * start + len - 1 - c0) % n_ + n_) % n_;
+            mirrored ^= 1;
+            start = wrap(start + len, n_);
+            len = n_ - len;
+        }
         if (lid < 4) {
             const int p = lid < 2 ? start - 1 + lid : start + len - 3 + lid;
             ends[4 * r + lid] = len > 1 ? tour[wrap(p, n_)] : -1;
@@ -579,11 +744,11 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict cand,
             } else if (state[S_KICKS] >= state[S_BUDGET] || n < 8) {
                 state[S_DONE] = 1;
             } else {
-                move_t mv = {{0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0};
+                move_t mv = no_move();
                 state[S_CUR_LEN] += double_bridge(DIST_ARGS, tour, state, &mv);
                 state[S_KICKS] += 1;
                 state[S_MODE] = MODE_KICK;
-                for (int r = 0; r < REVERSALS; r++) {
+                for (int r = 0; r < KICK_REVERSALS; r++) {
                     move[2 * r] = mv.start[r];
                     move[2 * r + 1] = mv.len[r];
                 }
@@ -625,18 +790,18 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict cand,
                 activate(entry_city(ent_code[idx]), active, next, next_count);
     }
     if (lid == 0) {
-        move_t mv = {{0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0};
+        move_t mv = no_move();
         if (mode == MODE_IMPROVE) {
             state[S_CUR_LEN] -= move_of_code(DIST_ARGS, tour, pos, cand, state[S_BEST_CODE], &mv);
             state[S_MOVES] += 1;
         } else if (mode == MODE_KICK)
-            mv = stored_kick(move);
+            mv = stored_move(move, KICK_REVERSALS);
         lmv = mv;
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     if (mode != MODE_NONE) {
         const move_t mv = lmv;
-        apply_move(n, &mv, cand, tour, pos, active, next, next_count, ends);
+        apply_move(n, &mv, 1, cand, tour, pos, active, next, next_count, ends);
     }
 }
 
@@ -664,14 +829,16 @@ inline int claim_blocks(const int op, int first, int count, const int n_,
 
 /* The copies asked by ls_control (save / restore), then: every improving queued move
  * that is short enough (or the step's best) raises the gain on the blocks it touches.
- * claim_first/claim_count[idx] get its touched positions (count 0: not taking part). */
+ * claim_first/claim_count[idx] get its touched positions (count 0: not taking part) and
+ * ent_move[idx] its reversals: decoded here, while the tour is the one it was found on
+ * (a Lin-Kernighan chain reads cities outside its own range). */
 __kernel void ls_claim(DIST_PARAMS, __global const int *restrict cand,
                        __global int *restrict tour, __global int *restrict pos,
                        __global int *restrict best_tour, __global const long *restrict state,
                        __global const int *restrict qcount, __global const long *restrict ent_gain,
                        __global const long *restrict ent_code, __global int *restrict claim_first,
-                       __global int *restrict claim_count, __global int *restrict block_gain,
-                       __global int *restrict block_id)
+                       __global int *restrict claim_count, __global int *restrict ent_move,
+                       __global int *restrict block_gain, __global int *restrict block_id)
 {
     const int gid = get_global_id(0), gsize = get_global_size(0);
     if (state[S_SAVE])
@@ -691,13 +858,17 @@ __kernel void ls_claim(DIST_PARAMS, __global const int *restrict cand,
         const long g = ent_gain[idx], code = ent_code[idx];
         if (g <= 0 || ((state[S_FLAGS] & 4) && code != state[S_BEST_CODE]))
             continue;
-        move_t mv;
+        move_t mv = no_move();
         move_of_code(DIST_ARGS, tour, pos, cand, code, &mv);
         const int first = wrap(mv.lo - 1, n), count = min(mv.span + 2, n);
         if (count > MAX_CLAIM_BLOCKS * CLAIM_BLOCK && code != state[S_BEST_CODE])
             continue;
         claim_first[idx] = first;
         claim_count[idx] = count;
+        for (int r = 0; r < REVERSALS; r++) {
+            ent_move[(long)idx * MOVE_WORDS + 2 * r] = mv.start[r];
+            ent_move[(long)idx * MOVE_WORDS + 2 * r + 1] = mv.len[r];
+        }
         claim_blocks(0, first, count, n, block_gain, block_id, (int)min(g, (long)INT_MAX), 0);
     }
 }
@@ -724,10 +895,11 @@ __kernel void ls_resolve(const int n, __global const long *restrict state,
     }
 }
 
-/* One work-group per move: the winners of every block they touch are applied; improving
- * moves that lost stay queued.  Group 0 applies this step's kick.  Each group leaves its
- * applied gain and move count in state[S_PENDING + 2 * group ...]. */
-__kernel void ls_apply(DIST_PARAMS, __global const int *restrict cand,
+/* One work-group per move: the winners of every block they touch are applied (from
+ * ent_move, inside their claimed range); improving moves that lost stay queued.  Group 0
+ * applies this step's kick.  Each group leaves its applied gain and move count in
+ * state[S_PENDING + 2 * group ...]. */
+__kernel void ls_apply(const int n, __global const int *restrict cand,
                        __global int *restrict tour, __global int *restrict pos,
                        __global long *restrict state, __global const int *restrict move,
                        __global const int *restrict queue, __global int *restrict qcount,
@@ -735,6 +907,7 @@ __kernel void ls_apply(DIST_PARAMS, __global const int *restrict cand,
                        __global const long *restrict ent_code,
                        __global const int *restrict claim_first,
                        __global const int *restrict claim_count,
+                       __global const int *restrict ent_move,
                        __global const int *restrict block_id)
 {
     __local int winners[APPLY_GROUP];
@@ -750,8 +923,8 @@ __kernel void ls_apply(DIST_PARAMS, __global const int *restrict cand,
     __global int *next_count = qcount + parity;
     if (mode == MODE_KICK) {
         if (group == 0) {
-            const move_t mv = stored_kick(move);
-            apply_move(n, &mv, cand, tour, pos, active, next, next_count, ends);
+            const move_t mv = stored_move(move, KICK_REVERSALS);
+            apply_move(n, &mv, 1, cand, tour, pos, active, next, next_count, ends);
         }
         return;
     }
@@ -773,14 +946,13 @@ __kernel void ls_apply(DIST_PARAMS, __global const int *restrict cand,
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int w = 0; w < nwin; w++) {
             if (lid == 0) {
-                move_t mv = {{0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0};
-                applied += move_of_code(DIST_ARGS, tour, pos, cand, ent_code[winners[w]], &mv);
+                lmv = stored_move(ent_move + (long)winners[w] * MOVE_WORDS, REVERSALS);
+                applied += ent_gain[winners[w]];
                 moves += 1;
-                lmv = mv;
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             const move_t mv = lmv;
-            apply_move(n, &mv, cand, tour, pos, active, next, next_count, ends);
+            apply_move(n, &mv, 0, cand, tour, pos, active, next, next_count, ends);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }

@@ -23,8 +23,9 @@ from ..neighbors import CandidateParams, candidate_bytes
 from .base import SolveContext, SolverSpec
 from .construct import NearestNeighborParams, run_nn
 
-# ls name -> (2-opt, Or-opt, 3-opt segment exchange) moves evaluated
-OPERATORS = {"2opt": (1, 0, 0), "oropt": (0, 1, 0), "2opt+oropt": (1, 1, 0), "3opt": (1, 1, 1)}
+# ls name -> (2-opt, Or-opt, 3-opt, Lin-Kernighan chain) moves evaluated
+OPERATORS = {"2opt": (1, 0, 0, 0), "oropt": (0, 1, 0, 0), "2opt+oropt": (1, 1, 0, 0),
+             "3opt": (1, 1, 1, 0), "lk": (1, 1, 1, 1)}
 # state words (localsearch.cl S_*)
 S_CUR_LEN, S_BEST_LEN, S_KICKS, S_BUDGET, S_DONE, S_MOVES = 0, 1, 2, 3, 4, 5
 S_ACCEPT, S_KICK_WINDOW, S_SEED_LO, S_SEED_HI, S_STEPS, S_FLAGS, S_PENDING = 8, 9, 10, 11, 12, 15, 16
@@ -32,21 +33,23 @@ EVAL_GROUP = 128        # work-items per eval work-group (the paper's tb = 128)
 APPLY_GROUP = 256       # work-items applying one move
 GROUPS_PER_UNIT = 16    # eval/apply work-groups per compute unit (they loop over the queue)
 CLAIM_BLOCK = 64        # tour positions per claim block (localsearch.cl)
-REVERSALS = 4           # a move is applied as at most this many reversals (localsearch.cl)
+KICK_REVERSALS = 4      # a double bridge is four reversals (localsearch.cl)
 PUBLISH_S = 1.0         # read the best tour back at most this often while improving
 LONG_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
 class LocalSearchParams:
-    """ls: operators; neighbors/m: candidate lists (paper: quadrant, m = 40);
-    moves: per pass, 'many' non-conflicting improving moves or only the 'best' one (the
-    paper's best improvement); batch: steps enqueued between two reads of the status."""
+    """ls: operators (lk: 3opt's moves and Lin-Kernighan chains of up to `depth`
+    2-opt steps); neighbors/m: candidate lists (paper: quadrant, m = 40); moves: per pass,
+    'many' non-conflicting improving moves or only the 'best' one (the paper's best
+    improvement); batch: steps enqueued between two reads of the status."""
 
     ls: str = "2opt"
     neighbors: str = "quadrant"
     m: int = 40
     moves: str = "many"
+    depth: int = 6
     batch: int = 64
 
     def __post_init__(self):
@@ -57,8 +60,10 @@ class LocalSearchParams:
             raise UsageError(f"moves must be many or best (got {self.moves!r})")
         if self.m > 64:
             raise UsageError(f"local search takes at most 64 candidates per city (got m={self.m})")
-        if self.ls == "3opt" and self.m > 50:
-            raise UsageError(f"3opt takes at most 50 candidates per city (got m={self.m})")
+        if self.ls in ("3opt", "lk") and self.m > 50:
+            raise UsageError(f"{self.ls} takes at most 50 candidates per city (got m={self.m})")
+        if not 2 <= self.depth <= 15:
+            raise UsageError(f"depth must be 2 to 15 (got {self.depth})")
         if self.batch < 1:
             raise UsageError(f"batch must be at least 1 (got {self.batch})")
 
@@ -97,6 +102,11 @@ class IteratedLocalSearchParams(LocalSearchParams):
 
     def budget(self, n: int) -> int:
         return kick_budget(self.kicks, n)
+
+
+def move_reversals(p: LocalSearchParams) -> int:
+    """Most reversals one move is applied as (localsearch.cl REVERSALS)."""
+    return max(KICK_REVERSALS, p.depth if OPERATORS[p.ls][3] else 0)
 
 
 def kick_budget(spec: str, n: int) -> int:
@@ -148,11 +158,11 @@ class DeviceSearch:
         rt, dinst = ctx.rt, ctx.dinst
         n, m = ctx.inst.n, cand.m
         self.ctx, self.rt, self.n, self.cand = ctx, rt, n, cand
-        use_2opt, use_oropt, use_3opt = OPERATORS[p.ls]
+        use_2opt, use_oropt, use_3opt, use_lk = OPERATORS[p.ls]
         probe = dinst.kernel("localsearch", "ls_control", M=m)
         self.apply_wg = rt.work_group_size(probe, APPLY_GROUP)
         defines = {"M": m, "USE_2OPT": use_2opt, "USE_OROPT": use_oropt, "USE_3OPT": use_3opt,
-                   "APPLY_GROUP": self.apply_wg}
+                   "USE_LK": use_lk, "LK_DEPTH": p.depth, "APPLY_GROUP": self.apply_wg}
         self.k = {name: dinst.kernel("localsearch", name, **defines)
                   for name in ("ls_eval", "ls_control", "ls_claim", "ls_resolve", "ls_apply")}
         self.eval_wg = max(m, rt.work_group_size(self.k["ls_eval"], max(EVAL_GROUP, m)) // m * m)
@@ -171,9 +181,10 @@ class DeviceSearch:
         self.queue, self.qcount, self.active = rt.empty(8 * n), rt.empty(8), rt.empty(4 * n)
         self.ent_gain, self.ent_code = rt.empty(8 * n), rt.empty(8 * n)
         self.claim_first, self.claim_count = rt.empty(4 * n), rt.empty(4 * n)
+        self.ent_move = rt.empty(4 * 2 * move_reversals(p) * n)  # MOVE_WORDS ints per entry
         self.block_gain, self.block_id = rt.empty(4 * self.nblocks), rt.empty(4 * self.nblocks)
         self.group_gain, self.group_code = rt.empty(8 * self.eval_groups), rt.empty(8 * self.eval_groups)
-        self.move = rt.empty(4 * 2 * REVERSALS)  # the step's kick
+        self.move = rt.empty(4 * 2 * KICK_REVERSALS)  # the step's kick
         self.state_host = np.zeros(S_PENDING + 2 * self.apply_groups, np.int64)
         self.state = rt.empty(self.state_host.nbytes)
 
@@ -221,15 +232,15 @@ class DeviceSearch:
               lm(8 * self.ctrl_wg), lm(8 * self.ctrl_wg))),
             ("ls_claim", self.item_size, None,
              (*dist, cities, self.tour, self.pos, self.best_tour, self.state, self.qcount,
-              self.ent_gain, self.ent_code, self.claim_first, self.claim_count, self.block_gain,
-              self.block_id)),
+              self.ent_gain, self.ent_code, self.claim_first, self.claim_count, self.ent_move,
+              self.block_gain, self.block_id)),
             ("ls_resolve", self.item_size, None,
              (n, self.state, self.qcount, self.ent_gain, self.ent_code, self.claim_first,
               self.claim_count, self.block_gain, self.block_id)),
             ("ls_apply", self.apply_groups * self.apply_wg, self.apply_wg,
-             (*dist, cities, self.tour, self.pos, self.state, self.move, self.queue, self.qcount,
+             (n, cities, self.tour, self.pos, self.state, self.move, self.queue, self.qcount,
               self.active, self.ent_gain, self.ent_code, self.claim_first, self.claim_count,
-              self.block_id)),
+              self.ent_move, self.block_id)),
         ][:2 if single else 5]
         out = []
         for name, gsize, lsize, args in steps:
@@ -265,8 +276,10 @@ def _publish(ctx, search: DeviceSearch, state, iteration):
 def _memory(inst: Instance, p: LocalSearchParams) -> int:
     n = inst.n
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    # tour, pos, best, 2 queues, active, claim range: 8 ints; entry gain, code: 2 longs
-    return base + candidate_bytes(n, p.m) + 48 * n + 8 * (n // CLAIM_BLOCK + 1) + 2**20
+    # tour, pos, best, 2 queues, active, claim range: 8 ints; entry gain, code: 2 longs;
+    # entry move: 2 ints per reversal
+    return (base + candidate_bytes(n, p.m) + (48 + 8 * move_reversals(p)) * n
+            + 8 * (n // CLAIM_BLOCK + 1) + 2**20)
 
 
 def _symmetric(inst: Instance) -> str | None:
