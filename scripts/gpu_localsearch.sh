@@ -2,7 +2,8 @@
 # Local search / ILS batch on the GPU machine (issue 3): tests on the GPU, evaluation
 # pass times (GPU and the PoCL CPU baseline), then quality/speed suites.
 # Carry .whl and .bench; results land in $OUT.  SUITES overrides the suite list (empty:
-# none); TESTS=0 / PASSES=0 skip the tests / the pass times.
+# none); TESTS=0 / PASSES=0 skip the tests / the pass times; GPUS=k splits each suite
+# over k GPUs.
 set -uo pipefail
 . scripts/device_prelude.sh localsearch
 T=.bench/instances/tsplib
@@ -20,7 +21,17 @@ if [ "${PASSES:-1}" = 1 ]; then
 fi
 for suite in ${SUITES-ls ils}; do
   step "suite $suite"
-  timeout ${SUITE_TIMEOUT:-280} python3 scripts/bench.py scripts/suites/$suite.toml --device gpu --out /tmp/$suite > "$OUT/$suite.progress.log" 2>&1; tail -2 "$OUT/$suite.progress.log" | tee -a "$LOG"
-  cp /tmp/$suite/results.md "$OUT/$suite.md" 2>/dev/null
+  if [ "${GPUS:-1}" -gt 1 ]; then   # one part per GPU (scripts/split_suite.py)
+    python3 scripts/split_suite.py scripts/suites/$suite.toml "$GPUS" /tmp/$suite-parts
+    for i in $(seq 0 $((GPUS - 1))); do
+      CUDA_VISIBLE_DEVICES=$i timeout ${SUITE_TIMEOUT:-280} python3 scripts/bench.py \
+          /tmp/$suite-parts/part$i.toml --device gpu --out /tmp/$suite-$i > "$OUT/$suite.part$i.progress.log" 2>&1 &
+    done
+    wait
+    tail -qn 1 "$OUT"/$suite.part*.progress.log | tee -a "$LOG"
+  else
+    timeout ${SUITE_TIMEOUT:-280} python3 scripts/bench.py scripts/suites/$suite.toml --device gpu --out /tmp/$suite > "$OUT/$suite.progress.log" 2>&1; tail -2 "$OUT/$suite.progress.log" | tee -a "$LOG"
+    cp /tmp/$suite/results.md "$OUT/$suite.md" 2>/dev/null
+  fi
 done
 step done

@@ -109,6 +109,62 @@ def improving_3opt(inst, tour, cand) -> list:
     return found
 
 
+def lk_chain_gains(inst, tour, cand, a, slot, step, depth) -> list:
+    """Closing gains of the Lin-Kernighan chain of (a, cand[a][slot]) at depths 2..depth,
+    each step done as a real 2-opt move on a copy of the tour, its gain the drop in the
+    recomputed length.  step -1 reads the tour backwards.  The choices follow the
+    kernel's rule: from the second step on, the candidate t5 of the chain's t2 with
+    positive partial gain that maximises -d(t2, t5) + d(t5, pred t5), skipping t1,
+    succ t2, removed edges as added ones and added edges as removed ones."""
+    d = inst.dist
+    t = [int(x) for x in (tour if step == 1 else tour[::-1])]
+    n, length0 = len(t), inst.tour_length(t)
+    pos = {c: i for i, c in enumerate(t)}
+    c = int(cand[a][slot])
+    t1 = t[pos[a] - 1]
+    G = d(t1, a) - d(a, c)
+    if G <= 0 or c == t1 or c == t[(pos[a] + 1) % n]:
+        return []
+    removed, added, gains, t3 = [{t1, a}], [{a, c}], [], c
+    for k in range(depth):
+        t2 = t[(pos[t1] + 1) % n]
+        t4 = t[pos[t3] - 1]
+        G += d(t3, t4)
+        removed.append({t3, t4})
+        i, j = (pos[t1] + 1) % n, pos[t4]           # reverse the path t2 .. t4
+        rot = t[i:] + t[:i]
+        m = (j - i) % n + 1
+        t = rot[:m][::-1] + rot[m:]
+        pos = {x: q for q, x in enumerate(t)}
+        assert t[(pos[t1] + 1) % n] == t4 and G - d(t4, t1) == length0 - inst.tour_length(t)
+        if k >= 1:
+            gains.append(length0 - inst.tour_length(t))
+        best, nxt = None, None
+        for t5 in (int(x) for x in cand[t4]):
+            g = G - d(t4, t5)
+            if g <= 0:
+                break
+            if t5 == t1 or t5 == t[(pos[t4] + 1) % n] or {t4, t5} in removed:
+                continue
+            t6 = t[pos[t5] - 1]
+            if {t5, t6} in added:
+                continue
+            if best is None or g + d(t5, t6) > best:
+                best, nxt = g + d(t5, t6), t5
+        if nxt is None or k == depth - 1:
+            break
+        G -= d(t4, nxt)
+        added.append({t4, nxt})
+        t3 = nxt
+    return gains
+
+
+def improving_lk(inst, tour, cand, depth) -> list:
+    return [(a, slot, step, g) for a in range(len(tour)) for slot in range(len(cand[a]))
+            for step in (1, -1) for g in lk_chain_gains(inst, tour, cand, a, slot, step, depth)
+            if g > 0 and cand[a][slot] != a]
+
+
 @pytest.mark.parametrize("algo,extra,checks", [
     ("2opt", {}, ("2opt",)),
     ("oropt", {}, ("oropt",)),
@@ -116,6 +172,7 @@ def improving_3opt(inst, tour, cand) -> list:
     ("2opt", {"neighbors": "knn", "m": "8"}, ("2opt",)),
     ("2opt", {"ls": "2opt+oropt", "moves": "best"}, ("2opt", "oropt")),
     ("3opt", {"m": "12"}, ("2opt", "oropt", "3opt")),
+    ("lk", {"m": "8", "depth": "5"}, ("2opt", "oropt", "3opt", "lk")),
 ])
 def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
     for inst in instances():
@@ -130,6 +187,8 @@ def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
             assert improving_oropt(inst, res.order, cand) == [], inst.name
         if "3opt" in checks:
             assert improving_3opt(inst, res.order, cand) == [], inst.name
+        if "lk" in checks:
+            assert improving_lk(inst, res.order, cand, params.depth) == [], inst.name
 
 
 def test_local_search_improves_on_its_nn_start(rt):  # noqa: F811

@@ -48,7 +48,7 @@ def _comment(res) -> str:
 def solve(
     problem: str = typer.Argument(..., help="TSPLIB problem file, or '-' for stdin (.gz ok)."),
     algo: str = typer.Option("nn", "--algo", "-a",
-                             help="Algorithm: nn, greedy, sfc, random, 2opt, oropt, 3opt, ils (see `tspcl info`)."),
+                             help="Algorithm: nn, greedy, sfc, random, 2opt, oropt, 3opt, lk, ils (see `tspcl info`)."),
     param: List[str] = typer.Option([], "--param", "-p", metavar="KEY=VALUE",
                                     help="Algorithm parameter, repeatable (e.g. -p k=16)."),
     seed: int = typer.Option(1, "--seed", "-s", min=0, max=2**64 - 1,
@@ -60,7 +60,7 @@ def solve(
         None, "--iterations", "-i",
         help="Iteration budget: a count, or for ils a multiple of n such as 0.1n, 1n, 10n "
              "(the number of double-bridge kicks)."),
-    ls: Optional[str] = typer.Option(None, "--ls", help="Local search operators: 2opt, oropt, 2opt+oropt, 3opt."),
+    ls: Optional[str] = typer.Option(None, "--ls", help="Local search operators: 2opt, oropt, 2opt+oropt, 3opt, lk (3opt plus Lin-Kernighan chains, -p depth=10)."),
     neighbors: Optional[str] = typer.Option(None, "--neighbors",
                                             help="Candidate lists: quadrant (paper) or knn."),
     candidates: Optional[int] = typer.Option(None, "--candidates", "-m",

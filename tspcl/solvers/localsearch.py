@@ -49,7 +49,7 @@ class LocalSearchParams:
     neighbors: str = "quadrant"
     m: int = 40
     moves: str = "many"
-    depth: int = 6
+    depth: int = 10
     batch: int = 64
 
     def __post_init__(self):
@@ -76,6 +76,11 @@ class OrOptParams(LocalSearchParams):
 @dataclass(frozen=True)
 class ThreeOptParams(LocalSearchParams):
     ls: str = "3opt"
+
+
+@dataclass(frozen=True)
+class LinKernighanParams(LocalSearchParams):
+    ls: str = "lk"
 
 
 @dataclass(frozen=True)
@@ -297,6 +302,8 @@ SOLVERS = [
                OrOptParams, run_local_search, _memory, unsupported=_symmetric),
     SolverSpec("3opt", "3-opt search: 2-opt, Or-opt and the four 3-opt reconnections of "
                "neighbour triples", ThreeOptParams, run_local_search, _memory, unsupported=_symmetric),
+    SolverSpec("lk", "3-opt search plus Lin-Kernighan chains of up to `depth` 2-opt steps",
+               LinKernighanParams, run_local_search, _memory, unsupported=_symmetric),
     SolverSpec("ils", "iterated local search: double-bridge kicks + local search",
                IteratedLocalSearchParams, run_local_search, _memory, unsupported=_symmetric),
 ]
