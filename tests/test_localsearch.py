@@ -243,7 +243,8 @@ def test_tiny_instances_keep_the_nn_tour(rt):  # noqa: F811
 
 
 @pytest.mark.parametrize("bad", [{"ls": "4opt"}, {"ls": "3opt", "m": "52"}, {"kicks": "abc"}, {"accept": "maybe"},
-                                 {"kick": "huge"}, {"moves": "some"}, {"m": "65"}, {"m": "6", "neighbors": "quadrant"}])
+                                 {"kick": "huge"}, {"moves": "some"}, {"m": "65"}, {"m": "6", "neighbors": "quadrant"},
+                                 {"ls": "lk", "m": "52"}, {"depth": "1"}, {"depth": "16"}])
 def test_bad_parameters(bad):
     from tspcl.errors import UsageError
 
