@@ -32,6 +32,7 @@ S_ACCEPT, S_KICK_WINDOW, S_SEED_LO, S_SEED_HI, S_STEPS, S_FLAGS, S_PENDING = 8, 
 EVAL_GROUP = 128        # work-items per eval work-group (the paper's tb = 128)
 APPLY_GROUP = 256       # work-items applying one move
 GROUPS_PER_UNIT = 16    # eval/apply work-groups per compute unit (they loop over the queue)
+SINGLE_CITIES_PER_UNIT = 6  # queued cities per compute unit evaluated at once in one-move steps
 CLAIM_BLOCK = 64        # tour positions per claim block (localsearch.cl)
 KICK_REVERSALS = 4      # a double bridge is four reversals (localsearch.cl)
 PUBLISH_S = 1.0         # read the best tour back at most this often while improving
@@ -170,12 +171,15 @@ class DeviceSearch:
                    "USE_LK": use_lk, "LK_DEPTH": p.depth, "APPLY_GROUP": self.apply_wg}
         self.k = {name: dinst.kernel("localsearch", name, **defines)
                   for name in ("ls_eval", "ls_control", "ls_claim", "ls_resolve", "ls_apply")}
-        self.eval_wg = max(m, rt.work_group_size(self.k["ls_eval"], max(EVAL_GROUP, m)) // m * m)
-        per_group = self.eval_wg // m
+        city_items = m * (2 if use_3opt or use_lk else 1)  # localsearch.cl CITY_ITEMS
+        self.eval_wg = max(city_items, rt.work_group_size(self.k["ls_eval"], max(EVAL_GROUP, city_items))
+                           // city_items * city_items)
+        per_group = self.eval_wg // city_items
         units = rt.device.max_compute_units
         self.eval_groups = min(-(-n // per_group), GROUPS_PER_UNIT * units)
         self.apply_groups = min(-(-n // self.apply_wg), GROUPS_PER_UNIT * units)
-        self.single_groups = min(self.eval_groups, 2 * units)
+        # one-move steps (ILS): the queue holds a few hundred cities, about 6 per unit
+        self.single_groups = min(self.eval_groups, -(-SINGLE_CITIES_PER_UNIT * units // per_group))
         self.ctrl_wg = rt.work_group_size(self.k["ls_control"], 1024)
         self.item_size = min(-(-n // 64) * 64, 64 * GROUPS_PER_UNIT * units * 4)
         self.nblocks = -(-n // CLAIM_BLOCK)
