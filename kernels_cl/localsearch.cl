@@ -61,11 +61,6 @@
 #define APPLY_GROUP 256
 #endif
 
-/* Work-items per queued city in ls_eval: one per candidate slot, two (one per tour
- * direction) when the serial 3-opt / Lin-Kernighan loops run, to halve their latency. */
-#define DIR_ITEMS ((USE_3OPT || USE_LK) ? 2 : 1)
-#define CITY_ITEMS (M * DIR_ITEMS)
-
 #define NO_GAIN (-(1L << 62))
 #define CODE_STRIDE 512
 #define SUB_3OPT 16
@@ -422,11 +417,12 @@ inline void keep_better(const long g, const long code, long *bg, long *bc)
 /* Best move of work-item (a, slot, side) over every enabled kind, into (bg, bc).  The
  * 2-opt and Or-opt gains are those of move_gain (subs 0..13), computed together from one
  * read of the tour around a and c: every one of them adds the edge (a, c).  With
- * DIR_ITEMS = 2, side 0 takes them and the 3-opt / chain moves of direction +1, side 1
- * those of direction -1. */
+ * sides = 2, side 0 takes them and the 3-opt / chain moves of direction +1, side 1
+ * those of direction -1 (sides = 1: side 0 takes all). */
 inline void best_of_pair(DIST_PARAMS, __global const int *restrict tour,
                          __global const int *restrict pos, __global const int *restrict cand,
-                         const int a, const int slot, const int side, long *bg, long *bc)
+                         const int a, const int slot, const int sides, const int side,
+                         long *bg, long *bc)
 {
     const int c = cand[a * M + slot];
     const long item = (long)a * M + slot;
@@ -471,7 +467,7 @@ inline void best_of_pair(DIST_PARAMS, __global const int *restrict tour,
     /* Section 4.2: the pair (a, c) extended by the candidates f of p (Figure 4, right),
      * in both directions; the four ways share the distances of each triple. */
     for (int dir = 1; dir >= -1; dir -= 2) {
-        if (DIR_ITEMS == 2 && (dir < 0) != side)
+        if (sides == 2 && (dir < 0) != side)
             continue;
         const int oc = offset(pa, pc, dir, n);
         const int b = dir > 0 ? w[4] : w[2], p = dir > 0 ? pred_c : succ_c;
@@ -498,7 +494,7 @@ inline void best_of_pair(DIST_PARAMS, __global const int *restrict tour,
 #endif
 #if USE_LK
     for (int dir = 1; dir >= -1; dir -= 2) {
-        if (DIR_ITEMS == 2 && (dir < 0) != side)
+        if (sides == 2 && (dir < 0) != side)
             continue;
         int depth = 0;
         const long gain = lk_chain(DIST_ARGS, tour, pos, cand, a, c, dir, LK_DEPTH, &depth, 0);
@@ -508,7 +504,7 @@ inline void best_of_pair(DIST_PARAMS, __global const int *restrict tour,
 #endif
 }
 
-/* Evaluation pass over the active queue: work-group = C = wg / CITY_ITEMS cities,
+/* Evaluation pass over the active queue: work-group = C = wg / (M * sides) cities,
  * work-item = (city, side, slot); each city's best move goes to ent_gain/ent_code[queue
  * index] and the city leaves the queue (ls_apply puts it back if it keeps an improving
  * move).  Each work-group leaves its best (gain, code) in group_gain/group_code.  Also
@@ -520,9 +516,10 @@ __kernel void ls_eval(DIST_PARAMS, __global const int *restrict cand,
                       __global long *restrict ent_gain, __global long *restrict ent_code,
                       __global long *restrict group_gain, __global long *restrict group_code,
                       __global int *restrict block_gain, __global int *restrict block_id,
-                      const int nblocks, __local long *lg, __local long *lc)
+                      const int nblocks, const int sides, __local long *lg,
+                      __local long *lc)
 {
-    const int lid = get_local_id(0), C = get_local_size(0) / CITY_ITEMS;
+    const int city_items = M * sides, lid = get_local_id(0), C = get_local_size(0) / city_items;
     for (int b = get_global_id(0); b < nblocks; b += get_global_size(0)) {
         block_gain[b] = 0;
         block_id[b] = INT_MAX;
@@ -531,19 +528,19 @@ __kernel void ls_eval(DIST_PARAMS, __global const int *restrict cand,
         return;
     const int parity = (int)(state[S_FLAGS] & 1), qlen = qcount[parity];
     __global const int *q = queue + (long)parity * n;
-    const int local_city = lid / CITY_ITEMS, item = lid % CITY_ITEMS;
+    const int local_city = lid / city_items, item = lid % city_items;
     const int slot = item % M, side = item / M;
     long gbest = NO_GAIN, gcode = LONG_MAX;
     for (int base = get_group_id(0) * C; base < qlen; base += get_num_groups(0) * C) {
         const int idx = base + local_city;
         long bg = NO_GAIN, bc = LONG_MAX;
         if (local_city < C && idx < qlen)
-            best_of_pair(DIST_ARGS, tour, pos, cand, q[idx], slot, side, &bg, &bc);
+            best_of_pair(DIST_ARGS, tour, pos, cand, q[idx], slot, sides, side, &bg, &bc);
         lg[lid] = bg;
         lc[lid] = bc;
         barrier(CLK_LOCAL_MEM_FENCE);
         if (local_city < C && idx < qlen && item == 0) {
-            for (int s = 1; s < CITY_ITEMS; s++)
+            for (int s = 1; s < city_items; s++)
                 if (better(lg[lid + s], lc[lid + s], bg, bc)) {
                     bg = lg[lid + s];
                     bc = lc[lid + s];

@@ -171,15 +171,20 @@ class DeviceSearch:
                    "USE_LK": use_lk, "LK_DEPTH": p.depth, "APPLY_GROUP": self.apply_wg}
         self.k = {name: dinst.kernel("localsearch", name, **defines)
                   for name in ("ls_eval", "ls_control", "ls_claim", "ls_resolve", "ls_apply")}
-        city_items = m * (2 if use_3opt or use_lk else 1)  # localsearch.cl CITY_ITEMS
-        self.eval_wg = max(city_items, rt.work_group_size(self.k["ls_eval"], max(EVAL_GROUP, city_items))
-                           // city_items * city_items)
-        per_group = self.eval_wg // city_items
         units = rt.device.max_compute_units
-        self.eval_groups = min(-(-n // per_group), GROUPS_PER_UNIT * units)
+        # ls_eval: `sides` work-items per (city, slot).  Full passes use one; one-move steps
+        # (ILS), whose queue holds a few hundred cities, split the serial 3-opt / chain
+        # loops over the two tour directions and evaluate about 6 cities per unit at once.
+        self.sides = {False: 1, True: 2 if use_3opt or use_lk else 1}
+        self.eval_wg, self.eval_groups = {}, {}
+        for single, sides in self.sides.items():
+            city_items = m * sides
+            wg = rt.work_group_size(self.k["ls_eval"], max(EVAL_GROUP, city_items))
+            self.eval_wg[single] = max(city_items, wg // city_items * city_items)
+            per_group = self.eval_wg[single] // city_items
+            cities = SINGLE_CITIES_PER_UNIT * units if single else GROUPS_PER_UNIT * units * per_group
+            self.eval_groups[single] = -(-min(n, cities) // per_group)
         self.apply_groups = min(-(-n // self.apply_wg), GROUPS_PER_UNIT * units)
-        # one-move steps (ILS): the queue holds a few hundred cities, about 6 per unit
-        self.single_groups = min(self.eval_groups, -(-SINGLE_CITIES_PER_UNIT * units // per_group))
         self.ctrl_wg = rt.work_group_size(self.k["ls_control"], 1024)
         self.item_size = min(-(-n // 64) * 64, 64 * GROUPS_PER_UNIT * units * 4)
         self.nblocks = -(-n // CLAIM_BLOCK)
@@ -192,7 +197,8 @@ class DeviceSearch:
         self.claim_first, self.claim_count = rt.empty(4 * n), rt.empty(4 * n)
         self.ent_move = rt.empty(4 * 2 * move_reversals(p) * n)  # MOVE_WORDS ints per entry
         self.block_gain, self.block_id = rt.empty(4 * self.nblocks), rt.empty(4 * self.nblocks)
-        self.group_gain, self.group_code = rt.empty(8 * self.eval_groups), rt.empty(8 * self.eval_groups)
+        most_groups = max(self.eval_groups.values())
+        self.group_gain, self.group_code = rt.empty(8 * most_groups), rt.empty(8 * most_groups)
         self.move = rt.empty(4 * 2 * KICK_REVERSALS)  # the step's kick
         self.state_host = np.zeros(S_PENDING + 2 * self.apply_groups, np.int64)
         self.state = rt.empty(self.state_host.nbytes)
@@ -228,12 +234,13 @@ class DeviceSearch:
         single: ls_control applies the step's one move itself (ILS once kicking: the
         queue is small, two launches per step)."""
         n, lm, dist, cities = np.int32(self.n), self.rt.cl.LocalMemory, self.ctx.dinst.dist_args, self.cand.cities
-        groups = self.single_groups if single else self.eval_groups
+        groups, wg = self.eval_groups[single], self.eval_wg[single]
         steps = [
-            ("ls_eval", groups * self.eval_wg, self.eval_wg,
+            ("ls_eval", groups * wg, wg,
              (*dist, cities, self.tour, self.pos, self.state, self.queue, self.qcount, self.active,
               self.ent_gain, self.ent_code, self.group_gain, self.group_code, self.block_gain,
-              self.block_id, np.int32(self.nblocks), lm(8 * self.eval_wg), lm(8 * self.eval_wg))),
+              self.block_id, np.int32(self.nblocks), np.int32(self.sides[single]), lm(8 * wg),
+              lm(8 * wg))),
             ("ls_control", self.ctrl_wg, self.ctrl_wg,
              (*dist, cities, self.tour, self.pos, self.best_tour, self.group_gain, self.group_code,
               np.int32(groups), np.int32(self.apply_groups), self.state, self.move, self.queue,
