@@ -77,7 +77,8 @@
 #define S_MOVES 5     /* improving moves applied (see S_PENDING) */
 #define S_SAVE 6      /* this step: copy tour -> best_tour */
 #define S_RESTORE 7   /* this step: copy best_tour -> tour */
-#define S_ACCEPT 8    /* 0: always continue from the new local optimum; 1: only if better */
+#define S_ACCEPT 8    /* -1: always continue from the new local optimum; s >= 0: only if it
+                         is at most s parts per million longer than the best */
 #define S_KICK_WINDOW 9 /* 0: double-bridge cut points anywhere; w > 0: within w positions */
 #define S_SEED_LO 10
 #define S_SEED_HI 11
@@ -744,7 +745,7 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict cand,
             if (cur < best) {
                 state[S_BEST_LEN] = cur;
                 state[S_SAVE] = 1;
-            } else if (state[S_ACCEPT] == 1 && cur > best) {
+            } else if (state[S_ACCEPT] >= 0 && cur > best + best * state[S_ACCEPT] / 1000000) {
                 state[S_RESTORE] = 1;            /* kick from the best next step */
                 state[S_CUR_LEN] = best;
             }

@@ -199,7 +199,8 @@ def test_local_search_improves_on_its_nn_start(rt):  # noqa: F811
 
 
 @pytest.mark.parametrize("kick", ["random", "local"])
-@pytest.mark.parametrize("accept", ["always", "better"])
+@pytest.mark.parametrize("accept", [{"accept": "always"}, {"accept": "better"},
+                                    {"accept": "better", "slack": "0.5"}])
 def test_ils_tours_valid_after_every_step(rt, monkeypatch, kick, accept):  # noqa: F811
     """batch=1 and immediate publishing: the current and best tours are read back and
     validated (Instance.tour_length raises on a non-permutation) after every step."""
@@ -217,7 +218,7 @@ def test_ils_tours_valid_after_every_step(rt, monkeypatch, kick, accept):  # noq
     monkeypatch.setattr(ls, "_publish", publish)
     inst = generate("uniform", 120, seed=6)
     spec = REGISTRY["ils"]
-    params = spec.params_from({"kicks": "15", "kick": kick, "accept": accept, "batch": "1"})
+    params = spec.params_from({"kicks": "15", "kick": kick, "batch": "1", **accept})
     res = solve(inst, spec, params, rt, seed=2)
     assert res.length == inst.tour_length(res.order)
     assert max(seen) == 15
@@ -235,6 +236,19 @@ def test_ils_reproducible_and_better_than_its_first_optimum(rt):  # noqa: F811
     assert a.iterations == 100
 
 
+def test_ils_slack_bounds_the_walk(rt):  # noqa: F811
+    """slack 0 is acceptance 'better'; a slack no local optimum exceeds (100 %: twice the
+    best) never returns to the best, which is acceptance 'always'."""
+    inst = generate("uniform", 200, seed=5)
+    spec = REGISTRY["ils"]
+
+    def tour(**p):
+        return solve(inst, spec, spec.params_from({"kicks": "40", "kick": "local", **p}), rt, seed=3).order
+
+    assert np.array_equal(tour(accept="better", slack="0"), tour(accept="better"))
+    assert np.array_equal(tour(accept="better", slack="100"), tour(accept="always"))
+
+
 def test_tiny_instances_keep_the_nn_tour(rt):  # noqa: F811
     for n in (3, 5, 7):
         inst = generate("circle", n, seed=1)
@@ -244,7 +258,8 @@ def test_tiny_instances_keep_the_nn_tour(rt):  # noqa: F811
 
 @pytest.mark.parametrize("bad", [{"ls": "4opt"}, {"ls": "3opt", "m": "52"}, {"kicks": "abc"}, {"accept": "maybe"},
                                  {"kick": "huge"}, {"moves": "some"}, {"m": "65"}, {"m": "6", "neighbors": "quadrant"},
-                                 {"ls": "lk", "m": "52"}, {"depth": "1"}, {"depth": "16"}])
+                                 {"ls": "lk", "m": "52"}, {"depth": "1"}, {"depth": "16"},
+                                 {"slack": "-1"}, {"slack": "101"}])
 def test_bad_parameters(bad):
     from tspcl.errors import UsageError
 

@@ -87,12 +87,14 @@ class LinKernighanParams(LocalSearchParams):
 @dataclass(frozen=True)
 class IteratedLocalSearchParams(LocalSearchParams):
     """kicks: double bridges, as a number or a multiple of n ('0.1n', '1n', '10n');
-    accept: 'always' (paper: s := s'') or 'better'; kick: 'random' cut points (paper)
+    accept: 'always' (paper: s := s'') or 'better' (slack: or at most this many percent
+    longer than the best, else back to the best); kick: 'random' cut points (paper)
     or 'local' (cut points within `window` positions)."""
 
     ls: str = "3opt"
     kicks: str = "1n"
     accept: str = "always"
+    slack: float = 0.0
     kick: str = "random"
     window: int = 50
 
@@ -100,6 +102,8 @@ class IteratedLocalSearchParams(LocalSearchParams):
         super().__post_init__()
         if self.accept not in ("always", "better"):
             raise UsageError(f"accept must be always or better (got {self.accept!r})")
+        if not 0 <= self.slack <= 100:
+            raise UsageError(f"slack must be a percentage from 0 to 100 (got {self.slack})")
         if self.kick not in ("random", "local"):
             raise UsageError(f"kick must be random or local (got {self.kick!r})")
         if self.window < 3:
@@ -138,7 +142,8 @@ def run_local_search(ctx: SolveContext, p: LocalSearchParams) -> None:
     search = DeviceSearch(ctx, cand, p)
     search.load(ctx.best_order, ctx.best_length)
     if isinstance(p, IteratedLocalSearchParams):
-        search.set_kicks(p.budget(n), p.accept, p.window if p.kick == "local" else 0)
+        search.set_kicks(p.budget(n), -1 if p.accept == "always" else round(p.slack * 10**4),
+                         p.window if p.kick == "local" else 0)
     published_len, published_at = ctx.best_length, time.perf_counter()
     while True:
         state = search.run_batch(p.batch)
@@ -221,11 +226,13 @@ class DeviceSearch:
         s[S_SEED_LO], s[S_SEED_HI] = self.ctx.seed & 0xFFFFFFFF, (self.ctx.seed >> 32) & 0xFFFFFFFF
         rt.cl.enqueue_copy(rt.queue, self.state, s)
 
-    def set_kicks(self, budget: int, accept: str, window: int) -> None:
-        """ILS: `budget` double bridges (cut points within `window` positions; 0: anywhere)."""
+    def set_kicks(self, budget: int, slack_ppm: int, window: int) -> None:
+        """ILS: `budget` double bridges (cut points within `window` positions; 0: anywhere);
+        a new local optimum more than `slack_ppm` parts per million longer than the best
+        sends the walk back to the best (-1: never, the paper's acceptance)."""
         self.kicks = budget
         s = self.state_host
-        s[S_BUDGET], s[S_ACCEPT], s[S_KICK_WINDOW] = budget, 1 if accept == "better" else 0, window
+        s[S_BUDGET], s[S_ACCEPT], s[S_KICK_WINDOW] = budget, slack_ppm, window
         self.rt.cl.enqueue_copy(self.rt.queue, self.state, s)
 
     def launches(self, single: bool = False) -> list:
