@@ -156,6 +156,23 @@ inline int through(const int p, const int s, const int l, const int n_)
     return off < l ? wrap(s + l - 1 - off, n_) : p;
 }
 
+/* The tour as a chain's first k reversals (rs, rl) left it, without applying them:
+ * the slot of the city at tour slot p, and the city at slot q. */
+inline int chain_slot(int p, const int *rs, const int *rl, const int k, const int n_)
+{
+    for (int r = 0; r < k; r++)
+        p = through(p, rs[r], rl[r], n_);
+    return p;
+}
+
+inline int chain_city(__global const int *restrict tour, int q, const int *rs, const int *rl,
+                      const int k, const int n_)
+{
+    for (int r = k - 1; r >= 0; r--)
+        q = through(q, rs[r], rl[r], n_);
+    return tour[q];
+}
+
 inline int edge_in(const int x, const int y, const int *ex, const int *ey, const int count)
 {
     for (int i = 0; i < count; i++)
@@ -192,16 +209,9 @@ inline long lk_chain(DIST_PARAMS, __global const int *restrict tour,
     rx[0] = t1; ry[0] = a; ax[0] = a; ay[0] = c;
     long best = NO_GAIN;
     int k = 0, t3 = c, maxlen = 0;
+    int q4 = wrap(pos[c] - dir, n), t4 = tour[q4];    /* t3's neighbour against dir, its slot */
     for (;;) {
-        /* t3's slot and its neighbour against dir in the chain's tour; cur = t2 sits at pa */
-        int p3 = pos[t3];
-        for (int r = 0; r < k; r++)
-            p3 = through(p3, rs[r], rl[r], n);
-        int p4 = wrap(p3 - dir, n);
-        const int q4 = p4;
-        for (int r = k - 1; r >= 0; r--)
-            p4 = through(p4, rs[r], rl[r], n);
-        const int t4 = tour[p4];
+        /* remove (t3, t4): reverse the path t2 (at pa, beside t1) .. t4 */
         G += DIST(t3, t4);
         const int len = offset(pa, q4, dir, n) + 1;
         rs[k] = dir > 0 ? pa : q4;
@@ -224,13 +234,10 @@ inline long lk_chain(DIST_PARAMS, __global const int *restrict tour,
             }
             return best;
         }
-        /* next t3: a candidate of t4 (now at pa; its other neighbour at pa + dir) */
-        int beside = wrap(pa + dir, n);
-        for (int r = k - 1; r >= 0; r--)
-            beside = through(beside, rs[r], rl[r], n);
-        beside = tour[beside];
+        /* next t3: a candidate t5 of t4 (now at pa; its other neighbour at pa + dir) */
+        const int beside = chain_city(tour, wrap(pa + dir, n), rs, rl, k, n);
         long best_val = NO_GAIN;
-        int next = -1;
+        int next = -1, next_q6 = 0, next_t6 = 0;
         for (int s = 0; s < M; s++) {
             const int t5 = cand[t4 * M + s];
             const long g = G - DIST(t4, t5);
@@ -238,19 +245,16 @@ inline long lk_chain(DIST_PARAMS, __global const int *restrict tour,
                 break;
             if (t5 == t1 || t5 == beside || edge_in(t4, t5, rx, ry, k + 1))
                 continue;
-            int p5 = pos[t5];
-            for (int r = 0; r < k; r++)
-                p5 = through(p5, rs[r], rl[r], n);
-            int p6 = wrap(p5 - dir, n);
-            for (int r = k - 1; r >= 0; r--)
-                p6 = through(p6, rs[r], rl[r], n);
-            const int t6 = tour[p6];
+            const int q6 = wrap(chain_slot(pos[t5], rs, rl, k, n) - dir, n);
+            const int t6 = chain_city(tour, q6, rs, rl, k, n);
             if (edge_in(t5, t6, ax, ay, k))
                 continue;
             const long val = g + DIST(t5, t6);
             if (val > best_val) {
                 best_val = val;
                 next = t5;
+                next_q6 = q6;
+                next_t6 = t6;
             }
         }
         if (next < 0)
@@ -258,6 +262,8 @@ inline long lk_chain(DIST_PARAMS, __global const int *restrict tour,
         G -= DIST(t4, next);
         ax[k] = t4; ay[k] = next;
         t3 = next;
+        q4 = next_q6;
+        t4 = next_t6;
     }
 }
 

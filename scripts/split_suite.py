@@ -18,6 +18,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tspcl.bench import load_suite  # noqa: E402
 
 
+def toml_value(v) -> str:
+    """A TOML value: tables inline, strings and numbers as JSON writes them."""
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    return json.dumps(v)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("spec")
@@ -42,15 +51,11 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     top = {k: v for k, v in raw.items() if k not in ("group", "seeds")}
     for i, part in enumerate(parts):
-        lines = [f"{k} = {json.dumps(v)}" for k, v in top.items()]
+        lines = [f"{k} = {toml_value(v)}" for k, v in top.items()]
         for _, raw_group, path, seed in part:
             group = {k: v for k, v in raw_group.items() if k not in ("instances", "seeds")}
             lines += ["", "[[group]]", f"instances = [{json.dumps(path)}]", f"seeds = [{seed}]"]
-            for k, v in group.items():
-                value = json.dumps(v) if not isinstance(v, list) or not v or not isinstance(v[0], dict) else \
-                    "[" + ", ".join("{ " + ", ".join(f"{a} = {json.dumps(b)}" for a, b in d.items()) + " }"
-                                    for d in v) + "]"
-                lines.append(f"{k} = {value}")
+            lines += [f"{k} = {toml_value(v)}" for k, v in group.items()]
         (out / f"part{i}.toml").write_text("\n".join(lines) + "\n")
     return 0
 
