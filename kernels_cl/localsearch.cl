@@ -18,7 +18,8 @@
  * One step = ls_eval -> ls_control -> ls_claim -> ls_resolve -> ls_apply.
  *
  * Build defines: METRIC (distance.h), M (candidates per city), USE_2OPT, USE_OROPT,
- * USE_3OPT, USE_LK, LK_DEPTH (most 2-opt steps of a chain), APPLY_GROUP (ls_apply's
+ * USE_3OPT, USE_LK, LK_DEPTH (most 2-opt steps of a chain), LK_BREADTH (alternatives
+ * tried for a chain's second step), APPLY_GROUP (ls_apply's
  * work-group size).
  * Move `sub`s evaluated by work-item (a, slot) with c = cand[a][slot]:
  *   0      2-opt: remove (a, succ a), (c, succ c); add (a, c), (succ a, succ c)
@@ -33,8 +34,9 @@
  *          gains must stay positive, the usual neighbour-list rule: d(a,c) < d(a,b) and
  *          d(p,f) < d(a,b) - d(a,c) + d(p,c).  sub = 16 + (slot * 2 + (dir < 0)) * 4 + way.
  *   448+   Lin-Kernighan chain (lk_chain): 2-opt steps from t1 = the neighbour of a
- *          against dir, t2 = a, t3 = c, closed after `depth` = 2 .. LK_DEPTH steps;
- *          sub = 448 + (dir < 0) * 16 + depth.
+ *          against dir, t2 = a, t3 = c, closed after `depth` = 2 .. LK_DEPTH steps, its
+ *          second step through the branch-th best candidate (branch < LK_BREADTH);
+ *          sub = 448 + (branch * 2 + (dir < 0)) * 32 + depth.
  * A move is identified by code = (a * M + slot) * CODE_STRIDE + sub.
  */
 #include "distance.h"
@@ -57,12 +59,15 @@
 #ifndef LK_DEPTH
 #define LK_DEPTH 6
 #endif
+#ifndef LK_BREADTH
+#define LK_BREADTH 1
+#endif
 #ifndef APPLY_GROUP
 #define APPLY_GROUP 256
 #endif
 
 #define NO_GAIN (-(1L << 62))
-#define CODE_STRIDE 512
+#define CODE_STRIDE 1024
 #define SUB_3OPT 16
 #define SUB_LK 448
 #define CLAIM_BLOCK 64          /* tour positions per claim block */
@@ -186,19 +191,21 @@ inline int edge_in(const int x, const int y, const int *ex, const int *ey, const
  * neighbour of a against dir, t2 = a and t3 = c, step i removes (t(2i+1), t(2i+2)), t(2i+2)
  * the neighbour of t(2i+1) against dir in the tour the earlier steps left, which the edge
  * (t(2i+2), t1) closes: the step is the reversal of the path t2 .. t(2i+2), and t(2i+2)
- * becomes the new t2 beside t1.  From the second step on, t(2i+1) is the candidate of
+ * becomes the new t2 beside t1.  From the second step on, t(2i+1) is a candidate of
  * t(2i) with positive partial gain (candidate lists are sorted: the scan stops at the
- * first that fails) that maximises -d(t2i, t2i+1) + d(t2i+1, t2i+2), LK's look-ahead; a
- * removed edge is never added back nor an added one removed.  The steps are never
- * applied while searching: a slot or city of the chain's tour is mapped through the
- * reversals so far (k reversals, O(k) each).
+ * first that fails) ranked by -d(t2i, t2i+1) + d(t2i+1, t2i+2), LK's look-ahead: the
+ * second step takes the branch-th best (LK's breadth at its second level: the chains of
+ * branches 0 .. LK_BREADTH - 1 are tried), later steps the best; a removed edge is never
+ * added back nor an added one removed.  The steps are never applied while searching: a
+ * slot or city of the chain's tour is mapped through the reversals so far (k reversals,
+ * O(k) each).
  * Returns the best closing gain over depths 2 .. LK_DEPTH (depth 1 is the 2-opt move,
  * sub 0 / 1) and sets *depth; with mv != 0, follows the chain to exactly `stop` steps and
  * returns that move's gain and reversals. */
 inline long lk_chain(DIST_PARAMS, __global const int *restrict tour,
                      __global const int *restrict pos, __global const int *restrict cand,
-                     const int a, const int c, const int dir, const int stop, int *depth,
-                     move_t *mv)
+                     const int a, const int c, const int dir, const int branch,
+                     const int stop, int *depth, move_t *mv)
 {
     const int pa = pos[a], t1 = tour[wrap(pa - dir, n)];
     long G = (long)DIST(t1, a) - DIST(a, c);   /* removed - added, closing edge aside */
@@ -234,10 +241,12 @@ inline long lk_chain(DIST_PARAMS, __global const int *restrict tour,
             }
             return best;
         }
-        /* next t3: a candidate t5 of t4 (now at pa; its other neighbour at pa + dir) */
+        /* next t3: a candidate t5 of t4 (now at pa; its other neighbour at pa + dir), the
+         * rank-th best by look-ahead (ties in list order), kept in top[0 .. rank] */
         const int beside = chain_city(tour, wrap(pa + dir, n), rs, rl, k, n);
-        long best_val = NO_GAIN;
-        int next = -1, next_q6 = 0, next_t6 = 0;
+        const int rank = k == 1 ? branch : 0;
+        long top_val[LK_BREADTH];
+        int top_t5[LK_BREADTH], top_q6[LK_BREADTH], top_t6[LK_BREADTH], found = 0;
         for (int s = 0; s < M; s++) {
             const int t5 = cand[t4 * M + s];
             const long g = G - DIST(t4, t5);
@@ -250,20 +259,30 @@ inline long lk_chain(DIST_PARAMS, __global const int *restrict tour,
             if (edge_in(t5, t6, ax, ay, k))
                 continue;
             const long val = g + DIST(t5, t6);
-            if (val > best_val) {
-                best_val = val;
-                next = t5;
-                next_q6 = q6;
-                next_t6 = t6;
+            int j = found <= rank ? found++ : rank + 1;
+            while (j > 0 && top_val[j - 1] < val) {
+                if (j <= rank) {
+                    top_val[j] = top_val[j - 1];
+                    top_t5[j] = top_t5[j - 1];
+                    top_q6[j] = top_q6[j - 1];
+                    top_t6[j] = top_t6[j - 1];
+                }
+                j--;
+            }
+            if (j <= rank) {
+                top_val[j] = val;
+                top_t5[j] = t5;
+                top_q6[j] = q6;
+                top_t6[j] = t6;
             }
         }
-        if (next < 0)
+        if (found <= rank)
             return mv ? NO_GAIN : best;
-        G -= DIST(t4, next);
-        ax[k] = t4; ay[k] = next;
-        t3 = next;
-        q4 = next_q6;
-        t4 = next_t6;
+        G -= DIST(t4, top_t5[rank]);
+        ax[k] = t4; ay[k] = top_t5[rank];
+        t3 = top_t5[rank];
+        q4 = top_q6[rank];
+        t4 = top_t6[rank];
     }
 }
 
@@ -279,8 +298,8 @@ inline long move_gain(DIST_PARAMS, __global const int *restrict tour,
 #if USE_LK
     if (sub >= SUB_LK) {
         int depth;
-        const int t = sub - SUB_LK;
-        return lk_chain(DIST_ARGS, tour, pos, cand, a, c, t >= 16 ? -1 : 1, t % 16, &depth, mv);
+        const int t = sub - SUB_LK, dir = (t / 32) % 2 ? -1 : 1;
+        return lk_chain(DIST_ARGS, tour, pos, cand, a, c, dir, t / 64, t % 32, &depth, mv);
     }
 #endif
     if (sub >= SUB_3OPT) {
@@ -503,10 +522,14 @@ inline void best_of_pair(DIST_PARAMS, __global const int *restrict tour,
     for (int dir = 1; dir >= -1; dir -= 2) {
         if (sides == 2 && (dir < 0) != side)
             continue;
-        int depth = 0;
-        const long gain = lk_chain(DIST_ARGS, tour, pos, cand, a, c, dir, LK_DEPTH, &depth, 0);
-        if (gain > 0)
-            keep_better(gain, item * CODE_STRIDE + SUB_LK + (dir < 0) * 16 + depth, bg, bc);
+        for (int branch = 0; branch < LK_BREADTH; branch++) {
+            int depth = 0;
+            const long gain = lk_chain(DIST_ARGS, tour, pos, cand, a, c, dir, branch, LK_DEPTH,
+                                       &depth, 0);
+            if (gain > 0)
+                keep_better(gain, item * CODE_STRIDE + SUB_LK + (branch * 2 + (dir < 0)) * 32
+                                  + depth, bg, bc);
+        }
     }
 #endif
 }

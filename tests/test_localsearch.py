@@ -109,13 +109,14 @@ def improving_3opt(inst, tour, cand) -> list:
     return found
 
 
-def lk_chain_gains(inst, tour, cand, a, slot, step, depth) -> list:
+def lk_chain_gains(inst, tour, cand, a, slot, step, depth, branch) -> list:
     """Closing gains of the Lin-Kernighan chain of (a, cand[a][slot]) at depths 2..depth,
     each step done as a real 2-opt move on a copy of the tour, its gain the drop in the
     recomputed length.  step -1 reads the tour backwards.  The choices follow the
-    kernel's rule: from the second step on, the candidate t5 of the chain's t2 with
-    positive partial gain that maximises -d(t2, t5) + d(t5, pred t5), skipping t1,
-    succ t2, removed edges as added ones and added edges as removed ones."""
+    kernel's rule: from the second step on, the candidates t5 of the chain's t2 with
+    positive partial gain, skipping t1, succ t2, removed edges as added ones and added
+    edges as removed ones, ranked by -d(t2, t5) + d(t5, pred t5) (ties in list order);
+    the second step takes the branch-th of them, later steps the first."""
     d = inst.dist
     t = [int(x) for x in (tour if step == 1 else tour[::-1])]
     n, length0 = len(t), inst.tour_length(t)
@@ -139,29 +140,30 @@ def lk_chain_gains(inst, tour, cand, a, slot, step, depth) -> list:
         assert t[(pos[t1] + 1) % n] == t4 and G - d(t4, t1) == length0 - inst.tour_length(t)
         if k >= 1:
             gains.append(length0 - inst.tour_length(t))
-        best, nxt = None, None
-        for t5 in (int(x) for x in cand[t4]):
+        ranked = []
+        for order, t5 in enumerate(int(x) for x in cand[t4]):
             g = G - d(t4, t5)
             if g <= 0:
                 break
             if t5 == t1 or t5 == t[(pos[t4] + 1) % n] or {t4, t5} in removed:
                 continue
             t6 = t[pos[t5] - 1]
-            if {t5, t6} in added:
-                continue
-            if best is None or g + d(t5, t6) > best:
-                best, nxt = g + d(t5, t6), t5
-        if nxt is None or k == depth - 1:
+            if {t5, t6} not in added:
+                ranked.append((-(g + d(t5, t6)), order, t5))
+        rank = branch if k == 0 else 0
+        if len(ranked) <= rank or k == depth - 1:
             break
+        nxt = sorted(ranked)[rank][2]
         G -= d(t4, nxt)
         added.append({t4, nxt})
         t3 = nxt
     return gains
 
 
-def improving_lk(inst, tour, cand, depth) -> list:
-    return [(a, slot, step, g) for a in range(len(tour)) for slot in range(len(cand[a]))
-            for step in (1, -1) for g in lk_chain_gains(inst, tour, cand, a, slot, step, depth)
+def improving_lk(inst, tour, cand, depth, breadth) -> list:
+    return [(a, slot, step, branch, g) for a in range(len(tour)) for slot in range(len(cand[a]))
+            for step in (1, -1) for branch in range(breadth)
+            for g in lk_chain_gains(inst, tour, cand, a, slot, step, depth, branch)
             if g > 0 and cand[a][slot] != a]
 
 
@@ -173,6 +175,7 @@ def improving_lk(inst, tour, cand, depth) -> list:
     ("2opt", {"ls": "2opt+oropt", "moves": "best"}, ("2opt", "oropt")),
     ("3opt", {"m": "12"}, ("2opt", "oropt", "3opt")),
     ("lk", {"m": "8", "depth": "5"}, ("2opt", "oropt", "3opt", "lk")),
+    ("lk", {"m": "8", "depth": "4", "breadth": "3"}, ("2opt", "oropt", "3opt", "lk")),
 ])
 def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
     for inst in instances():
@@ -188,7 +191,19 @@ def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
         if "3opt" in checks:
             assert improving_3opt(inst, res.order, cand) == [], inst.name
         if "lk" in checks:
-            assert improving_lk(inst, res.order, cand, params.depth) == [], inst.name
+            assert improving_lk(inst, res.order, cand, params.depth, params.breadth) == [], inst.name
+
+
+def test_lk_breadth_finds_the_chains_one_branch_misses(rt):  # noqa: F811
+    """A case where the optimum of breadth 1 still has improving breadth-3 chains (so the
+    host check can fail), and breadth 3 leaves none."""
+    inst = generate("uniform", 400, seed=3)
+    spec = REGISTRY["lk"]
+    for breadth, expect_chains in ((1, True), (3, False)):
+        params = spec.params_from({"m": "8", "depth": "4", "breadth": str(breadth)})
+        res = solve(inst, spec, params, rt, seed=3)
+        cand = host_candidates(rt, inst, params.neighbors, params.m)
+        assert bool(improving_lk(inst, res.order, cand, 4, 3)) == expect_chains
 
 
 def test_local_search_improves_on_its_nn_start(rt):  # noqa: F811
@@ -258,7 +273,8 @@ def test_tiny_instances_keep_the_nn_tour(rt):  # noqa: F811
 
 @pytest.mark.parametrize("bad", [{"ls": "4opt"}, {"ls": "3opt", "m": "52"}, {"kicks": "abc"}, {"accept": "maybe"},
                                  {"kick": "huge"}, {"moves": "some"}, {"m": "65"}, {"m": "6", "neighbors": "quadrant"},
-                                 {"ls": "lk", "m": "52"}, {"depth": "1"}, {"depth": "16"},
+                                 {"ls": "lk", "m": "52"}, {"depth": "1"}, {"depth": "32"},
+                                 {"breadth": "0"}, {"breadth": "9"},
                                  {"slack": "-1"}, {"slack": "101"}])
 def test_bad_parameters(bad):
     from tspcl.errors import UsageError

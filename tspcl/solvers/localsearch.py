@@ -42,7 +42,7 @@ LONG_MAX = 2**63 - 1
 @dataclass(frozen=True)
 class LocalSearchParams:
     """ls: operators (lk: 3opt's moves and Lin-Kernighan chains of up to `depth`
-    2-opt steps); neighbors/m: candidate lists (paper: quadrant, m = 40); moves: per pass,
+    2-opt steps, `breadth` alternatives tried for a chain's second step); neighbors/m: candidate lists (paper: quadrant, m = 40); moves: per pass,
     'many' non-conflicting improving moves or only the 'best' one (the paper's best
     improvement); batch: steps enqueued between two reads of the status."""
 
@@ -51,6 +51,7 @@ class LocalSearchParams:
     m: int = 40
     moves: str = "many"
     depth: int = 10
+    breadth: int = 1
     batch: int = 64
 
     def __post_init__(self):
@@ -63,8 +64,10 @@ class LocalSearchParams:
             raise UsageError(f"local search takes at most 64 candidates per city (got m={self.m})")
         if self.ls in ("3opt", "lk") and self.m > 50:
             raise UsageError(f"{self.ls} takes at most 50 candidates per city (got m={self.m})")
-        if not 2 <= self.depth <= 15:
-            raise UsageError(f"depth must be 2 to 15 (got {self.depth})")
+        if not 2 <= self.depth <= 31:
+            raise UsageError(f"depth must be 2 to 31 (got {self.depth})")
+        if not 1 <= self.breadth <= 8:
+            raise UsageError(f"breadth must be 1 to 8 (got {self.breadth})")
         if self.batch < 1:
             raise UsageError(f"batch must be at least 1 (got {self.batch})")
 
@@ -173,7 +176,8 @@ class DeviceSearch:
         probe = dinst.kernel("localsearch", "ls_control", M=m)
         self.apply_wg = rt.work_group_size(probe, APPLY_GROUP)
         defines = {"M": m, "USE_2OPT": use_2opt, "USE_OROPT": use_oropt, "USE_3OPT": use_3opt,
-                   "USE_LK": use_lk, "LK_DEPTH": p.depth, "APPLY_GROUP": self.apply_wg}
+                   "USE_LK": use_lk, "LK_DEPTH": p.depth, "LK_BREADTH": p.breadth,
+                   "APPLY_GROUP": self.apply_wg}
         self.k = {name: dinst.kernel("localsearch", name, **defines)
                   for name in ("ls_eval", "ls_control", "ls_claim", "ls_resolve", "ls_apply")}
         units = rt.device.max_compute_units
