@@ -19,8 +19,7 @@
  *
  * Build defines: METRIC (distance.h), M (candidates per city), USE_2OPT, USE_OROPT,
  * USE_3OPT, USE_LK, LK_DEPTH (most 2-opt steps of a chain), LK_BREADTH (alternatives
- * tried for a chain's second step), WAKE_CANDIDATES (a move re-queues the candidates of
- * the cities it touches, not only those), APPLY_GROUP (ls_apply's
+ * tried for a chain's second step), APPLY_GROUP (ls_apply's
  * work-group size).
  * Move `sub`s evaluated by work-item (a, slot) with c = cand[a][slot]:
  *   0      2-opt: remove (a, succ a), (c, succ c); add (a, c), (succ a, succ c)
@@ -62,9 +61,6 @@
 #endif
 #ifndef LK_BREADTH
 #define LK_BREADTH 1
-#endif
-#ifndef WAKE_CANDIDATES
-#define WAKE_CANDIDATES 1
 #endif
 #ifndef APPLY_GROUP
 #define APPLY_GROUP 256
@@ -670,9 +666,8 @@ inline void activate(const int c, __global int *restrict active, __global int *r
 
 /* Applies a move with the whole work-group: the reversals in order.  Then the cities
  * at each reversal's ends just before it (the only ones whose tour edges it changes)
- * are activated (Bentley's don't-look bits), and with WAKE_CANDIDATES their candidates
- * too: those are (nearly: the lists are not symmetric) the cities whose moves read the
- * changed edges.
+ * are activated, and with them their candidates: those are (nearly: the lists are not
+ * symmetric) the cities whose moves read the changed edges.
  * shorter: a reversal longer than n/2 reverses the other side instead (the same cyclic
  * tour, mirrored): the later reversals' slots then go through the mirror tau, p ->
  * c0 + p or c0 - p.  Only where nothing else touches the tour (one move per step). */
@@ -709,9 +704,8 @@ inline void apply_move(const int n_, const move_t *mv, const int shorter,
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
     }
-    const int woken = WAKE_CANDIDATES ? M + 1 : 1;
-    for (int t = lid; t < 4 * REVERSALS * woken; t += wg) {
-        const int e = ends[t / woken], j = t % woken;
+    for (int t = lid; t < 4 * REVERSALS * (M + 1); t += wg) {
+        const int e = ends[t / (M + 1)], j = t % (M + 1);
         if (e >= 0)
             activate(j == 0 ? e : cand[e * M + j - 1], active, next, next_count);
     }

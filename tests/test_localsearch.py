@@ -174,7 +174,6 @@ def improving_lk(inst, tour, cand, depth, breadth) -> list:
     ("2opt", {"neighbors": "knn", "m": "8"}, ("2opt",)),
     ("2opt", {"ls": "2opt+oropt", "moves": "best"}, ("2opt", "oropt")),
     ("3opt", {"m": "12"}, ("2opt", "oropt", "3opt")),
-    ("3opt", {"m": "12", "wake": "ends"}, ("2opt", "oropt", "3opt")),
     ("lk", {"m": "8", "depth": "5"}, ("2opt", "oropt", "3opt", "lk")),
     ("lk", {"m": "8", "depth": "4", "breadth": "3"}, ("2opt", "oropt", "3opt", "lk")),
 ])
@@ -216,8 +215,7 @@ def test_local_search_improves_on_its_nn_start(rt):  # noqa: F811
 
 @pytest.mark.parametrize("kick", ["random", "local"])
 @pytest.mark.parametrize("accept", [{"accept": "always"}, {"accept": "better"},
-                                    {"accept": "better", "slack": "0.5"},
-                                    {"accept": "better", "ls": "lk", "breadth": "2", "wake": "ends"}])
+                                    {"accept": "better", "slack": "0.5"}])
 def test_ils_tours_valid_after_every_step(rt, monkeypatch, kick, accept):  # noqa: F811
     """batch=1 and immediate publishing: the current and best tours are read back and
     validated (Instance.tour_length raises on a non-permutation) after every step."""
@@ -276,7 +274,7 @@ def test_tiny_instances_keep_the_nn_tour(rt):  # noqa: F811
 @pytest.mark.parametrize("bad", [{"ls": "4opt"}, {"ls": "3opt", "m": "52"}, {"kicks": "abc"}, {"accept": "maybe"},
                                  {"kick": "huge"}, {"moves": "some"}, {"m": "65"}, {"m": "6", "neighbors": "quadrant"},
                                  {"ls": "lk", "m": "52"}, {"depth": "1"}, {"depth": "32"},
-                                 {"breadth": "0"}, {"breadth": "9"}, {"wake": "all"},
+                                 {"breadth": "0"}, {"breadth": "9"},
                                  {"slack": "-1"}, {"slack": "101"}])
 def test_bad_parameters(bad):
     from tspcl.errors import UsageError

@@ -44,10 +44,7 @@ class LocalSearchParams:
     """ls: operators (lk: 3opt's moves and Lin-Kernighan chains of up to `depth`
     2-opt steps, `breadth` alternatives tried for a chain's second step); neighbors/m: candidate lists (paper: quadrant, m = 40); moves: per pass,
     'many' non-conflicting improving moves or only the 'best' one (the paper's best
-    improvement); wake: after a move, re-queue the cities at the ends of its changed
-    edges and their candidates ('candidates'), or only those cities ('ends': Bentley's
-    don't-look bits, less work per step); batch: steps enqueued between two reads of the
-    status."""
+    improvement); batch: steps enqueued between two reads of the status."""
 
     ls: str = "2opt"
     neighbors: str = "quadrant"
@@ -55,7 +52,6 @@ class LocalSearchParams:
     moves: str = "many"
     depth: int = 10
     breadth: int = 1
-    wake: str = "candidates"
     batch: int = 64
 
     def __post_init__(self):
@@ -72,8 +68,6 @@ class LocalSearchParams:
             raise UsageError(f"depth must be 2 to 31 (got {self.depth})")
         if not 1 <= self.breadth <= 8:
             raise UsageError(f"breadth must be 1 to 8 (got {self.breadth})")
-        if self.wake not in ("candidates", "ends"):
-            raise UsageError(f"wake must be candidates or ends (got {self.wake!r})")
         if self.batch < 1:
             raise UsageError(f"batch must be at least 1 (got {self.batch})")
 
@@ -183,7 +177,6 @@ class DeviceSearch:
         self.apply_wg = rt.work_group_size(probe, APPLY_GROUP)
         defines = {"M": m, "USE_2OPT": use_2opt, "USE_OROPT": use_oropt, "USE_3OPT": use_3opt,
                    "USE_LK": use_lk, "LK_DEPTH": p.depth, "LK_BREADTH": p.breadth,
-                   "WAKE_CANDIDATES": int(p.wake == "candidates"),
                    "APPLY_GROUP": self.apply_wg}
         self.k = {name: dinst.kernel("localsearch", name, **defines)
                   for name in ("ls_eval", "ls_control", "ls_claim", "ls_resolve", "ls_apply")}
