@@ -19,7 +19,8 @@
  *
  * Build defines: METRIC (distance.h), M (candidates per city), USE_2OPT, USE_OROPT,
  * USE_3OPT, USE_LK, LK_DEPTH (most 2-opt steps of a chain), LK_BREADTH (alternatives
- * tried for a chain's second step), APPLY_GROUP (ls_apply's
+ * tried for a chain's second step), LK_STEP_M (candidates a chain's later steps scan,
+ * at most M), APPLY_GROUP (ls_apply's
  * work-group size).
  * Move `sub`s evaluated by work-item (a, slot) with c = cand[a][slot]:
  *   0      2-opt: remove (a, succ a), (c, succ c); add (a, c), (succ a, succ c)
@@ -61,6 +62,9 @@
 #endif
 #ifndef LK_BREADTH
 #define LK_BREADTH 1
+#endif
+#ifndef LK_STEP_M
+#define LK_STEP_M M
 #endif
 #ifndef APPLY_GROUP
 #define APPLY_GROUP 256
@@ -191,8 +195,8 @@ inline int edge_in(const int x, const int y, const int *ex, const int *ey, const
  * neighbour of a against dir, t2 = a and t3 = c, step i removes (t(2i+1), t(2i+2)), t(2i+2)
  * the neighbour of t(2i+1) against dir in the tour the earlier steps left, which the edge
  * (t(2i+2), t1) closes: the step is the reversal of the path t2 .. t(2i+2), and t(2i+2)
- * becomes the new t2 beside t1.  From the second step on, t(2i+1) is a candidate of
- * t(2i) with positive partial gain (candidate lists are sorted: the scan stops at the
+ * becomes the new t2 beside t1.  From the second step on, t(2i+1) is one of the first
+ * LK_STEP_M candidates of t(2i) with positive partial gain (candidate lists are sorted: the scan stops at the
  * first that fails) ranked by -d(t2i, t2i+1) + d(t2i+1, t2i+2), LK's look-ahead: the
  * second step takes the branch-th best (LK's breadth at its second level: the chains of
  * branches 0 .. LK_BREADTH - 1 are tried), later steps the best; a removed edge is never
@@ -247,7 +251,7 @@ inline long lk_chain(DIST_PARAMS, __global const int *restrict tour,
         const int rank = k == 1 ? branch : 0;
         long top_val[LK_BREADTH];
         int top_t5[LK_BREADTH], top_q6[LK_BREADTH], top_t6[LK_BREADTH], found = 0;
-        for (int s = 0; s < M; s++) {
+        for (int s = 0; s < LK_STEP_M; s++) {
             const int t5 = cand[t4 * M + s];
             const long g = G - DIST(t4, t5);
             if (g <= 0)

@@ -109,14 +109,15 @@ def improving_3opt(inst, tour, cand) -> list:
     return found
 
 
-def lk_chain_gains(inst, tour, cand, a, slot, step, depth, branch) -> list:
+def lk_chain_gains(inst, tour, cand, a, slot, step, depth, branch, chain_m) -> list:
     """Closing gains of the Lin-Kernighan chain of (a, cand[a][slot]) at depths 2..depth,
     each step done as a real 2-opt move on a copy of the tour, its gain the drop in the
     recomputed length.  step -1 reads the tour backwards.  The choices follow the
     kernel's rule: from the second step on, the candidates t5 of the chain's t2 with
     positive partial gain, skipping t1, succ t2, removed edges as added ones and added
     edges as removed ones, ranked by -d(t2, t5) + d(t5, pred t5) (ties in list order);
-    the second step takes the branch-th of them, later steps the first."""
+    the second step takes the branch-th of them, later steps the first; steps after the
+    first look at the first chain_m candidates only."""
     d = inst.dist
     t = [int(x) for x in (tour if step == 1 else tour[::-1])]
     n, length0 = len(t), inst.tour_length(t)
@@ -141,7 +142,7 @@ def lk_chain_gains(inst, tour, cand, a, slot, step, depth, branch) -> list:
         if k >= 1:
             gains.append(length0 - inst.tour_length(t))
         ranked = []
-        for order, t5 in enumerate(int(x) for x in cand[t4]):
+        for order, t5 in enumerate(int(x) for x in cand[t4][:chain_m]):
             g = G - d(t4, t5)
             if g <= 0:
                 break
@@ -160,10 +161,10 @@ def lk_chain_gains(inst, tour, cand, a, slot, step, depth, branch) -> list:
     return gains
 
 
-def improving_lk(inst, tour, cand, depth, breadth) -> list:
+def improving_lk(inst, tour, cand, depth, breadth=1, chain_m=0) -> list:
     return [(a, slot, step, branch, g) for a in range(len(tour)) for slot in range(len(cand[a]))
             for step in (1, -1) for branch in range(breadth)
-            for g in lk_chain_gains(inst, tour, cand, a, slot, step, depth, branch)
+            for g in lk_chain_gains(inst, tour, cand, a, slot, step, depth, branch, chain_m or len(cand[a]))
             if g > 0 and cand[a][slot] != a]
 
 
@@ -176,6 +177,7 @@ def improving_lk(inst, tour, cand, depth, breadth) -> list:
     ("3opt", {"m": "12"}, ("2opt", "oropt", "3opt")),
     ("lk", {"m": "8", "depth": "5"}, ("2opt", "oropt", "3opt", "lk")),
     ("lk", {"m": "8", "depth": "4", "breadth": "3"}, ("2opt", "oropt", "3opt", "lk")),
+    ("lk", {"m": "8", "depth": "6", "chain_m": "3"}, ("2opt", "oropt", "3opt", "lk")),
 ])
 def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
     for inst in instances():
@@ -191,7 +193,7 @@ def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
         if "3opt" in checks:
             assert improving_3opt(inst, res.order, cand) == [], inst.name
         if "lk" in checks:
-            assert improving_lk(inst, res.order, cand, params.depth, params.breadth) == [], inst.name
+            assert improving_lk(inst, res.order, cand, params.depth, params.breadth, params.chain_m) == [], inst.name
 
 
 def test_lk_breadth_finds_the_chains_one_branch_misses(rt):  # noqa: F811
@@ -215,7 +217,8 @@ def test_local_search_improves_on_its_nn_start(rt):  # noqa: F811
 
 @pytest.mark.parametrize("kick", ["random", "local"])
 @pytest.mark.parametrize("accept", [{"accept": "always"}, {"accept": "better"},
-                                    {"accept": "better", "slack": "0.5"}])
+                                    {"accept": "better", "slack": "0.5"},
+                                    {"accept": "better", "ls": "lk", "breadth": "2"}])
 def test_ils_tours_valid_after_every_step(rt, monkeypatch, kick, accept):  # noqa: F811
     """batch=1 and immediate publishing: the current and best tours are read back and
     validated (Instance.tour_length raises on a non-permutation) after every step."""
@@ -275,6 +278,7 @@ def test_tiny_instances_keep_the_nn_tour(rt):  # noqa: F811
                                  {"kick": "huge"}, {"moves": "some"}, {"m": "65"}, {"m": "6", "neighbors": "quadrant"},
                                  {"ls": "lk", "m": "52"}, {"depth": "1"}, {"depth": "32"},
                                  {"breadth": "0"}, {"breadth": "9"},
+                                 {"chain_m": "-1"}, {"chain_m": "41"},
                                  {"slack": "-1"}, {"slack": "101"}])
 def test_bad_parameters(bad):
     from tspcl.errors import UsageError
