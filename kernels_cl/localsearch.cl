@@ -64,7 +64,7 @@
 #define LK_BREADTH 1
 #endif
 #ifndef LK_STEP_M
-#define LK_STEP_M M
+#define LK_STEP_M 10
 #endif
 #ifndef APPLY_GROUP
 #define APPLY_GROUP 256

@@ -161,10 +161,10 @@ def lk_chain_gains(inst, tour, cand, a, slot, step, depth, branch, chain_m) -> l
     return gains
 
 
-def improving_lk(inst, tour, cand, depth, breadth=1, chain_m=0) -> list:
+def improving_lk(inst, tour, cand, depth, breadth=1, chain_m=64) -> list:
     return [(a, slot, step, branch, g) for a in range(len(tour)) for slot in range(len(cand[a]))
             for step in (1, -1) for branch in range(breadth)
-            for g in lk_chain_gains(inst, tour, cand, a, slot, step, depth, branch, chain_m or len(cand[a]))
+            for g in lk_chain_gains(inst, tour, cand, a, slot, step, depth, branch, chain_m)
             if g > 0 and cand[a][slot] != a]
 
 
@@ -278,7 +278,7 @@ def test_tiny_instances_keep_the_nn_tour(rt):  # noqa: F811
                                  {"kick": "huge"}, {"moves": "some"}, {"m": "65"}, {"m": "6", "neighbors": "quadrant"},
                                  {"ls": "lk", "m": "52"}, {"depth": "1"}, {"depth": "32"},
                                  {"breadth": "0"}, {"breadth": "9"},
-                                 {"chain_m": "-1"}, {"chain_m": "41"},
+                                 {"chain_m": "0"},
                                  {"slack": "-1"}, {"slack": "101"}])
 def test_bad_parameters(bad):
     from tspcl.errors import UsageError

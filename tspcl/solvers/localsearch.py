@@ -43,7 +43,7 @@ LONG_MAX = 2**63 - 1
 class LocalSearchParams:
     """ls: operators (lk: 3opt's moves and Lin-Kernighan chains of up to `depth`
     2-opt steps, `breadth` alternatives tried for a chain's second step, the first
-    `chain_m` candidates scanned for its later steps, 0: all m); neighbors/m: candidate lists (paper: quadrant, m = 40); moves: per pass,
+    `chain_m` candidates, at most m, scanned for its later steps); neighbors/m: candidate lists (paper: quadrant, m = 40); moves: per pass,
     'many' non-conflicting improving moves or only the 'best' one (the paper's best
     improvement); batch: steps enqueued between two reads of the status."""
 
@@ -53,7 +53,7 @@ class LocalSearchParams:
     moves: str = "many"
     depth: int = 10
     breadth: int = 1
-    chain_m: int = 0
+    chain_m: int = 10
     batch: int = 64
 
     def __post_init__(self):
@@ -70,8 +70,8 @@ class LocalSearchParams:
             raise UsageError(f"depth must be 2 to 31 (got {self.depth})")
         if not 1 <= self.breadth <= 8:
             raise UsageError(f"breadth must be 1 to 8 (got {self.breadth})")
-        if not 0 <= self.chain_m <= self.m:
-            raise UsageError(f"chain_m must be 0 (all m) to m = {self.m} (got {self.chain_m})")
+        if self.chain_m < 1:
+            raise UsageError(f"chain_m must be at least 1 (got {self.chain_m})")
         if self.batch < 1:
             raise UsageError(f"batch must be at least 1 (got {self.batch})")
 
@@ -181,7 +181,7 @@ class DeviceSearch:
         self.apply_wg = rt.work_group_size(probe, APPLY_GROUP)
         defines = {"M": m, "USE_2OPT": use_2opt, "USE_OROPT": use_oropt, "USE_3OPT": use_3opt,
                    "USE_LK": use_lk, "LK_DEPTH": p.depth, "LK_BREADTH": p.breadth,
-                   "LK_STEP_M": min(p.chain_m or m, m),
+                   "LK_STEP_M": min(p.chain_m, m),
                    "APPLY_GROUP": self.apply_wg}
         self.k = {name: dinst.kernel("localsearch", name, **defines)
                   for name in ("ls_eval", "ls_control", "ls_claim", "ls_resolve", "ls_apply")}
