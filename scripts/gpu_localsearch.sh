@@ -3,8 +3,7 @@
 # pass times (GPU and the PoCL CPU baseline), then quality/speed suites.
 # Carry .whl and .bench; results land in $OUT.  SUITES overrides the suite list (empty:
 # none); TESTS=0 / PASSES=0 skip the tests / the pass times; GPUS=k splits each suite
-# over k GPUs, JOBS=j runs j parts at once on each (quality only: concurrent runs share
-# a GPU, so their wall times are not figures to record).
+# over k GPUs.
 set -uo pipefail
 . scripts/device_prelude.sh localsearch
 T=.bench/instances/tsplib
@@ -22,11 +21,10 @@ if [ "${PASSES:-1}" = 1 ]; then
 fi
 for suite in ${SUITES-ls ils}; do
   step "suite $suite"
-  gpus=${GPUS:-1} parts=$((${GPUS:-1} * ${JOBS:-1}))
-  if [ "$parts" -gt 1 ]; then   # parts spread over the GPUs (scripts/split_suite.py)
-    python3 scripts/split_suite.py scripts/suites/$suite.toml "$parts" /tmp/$suite-parts
-    for i in $(seq 0 $((parts - 1))); do
-      CUDA_VISIBLE_DEVICES=$((i % gpus)) timeout ${SUITE_TIMEOUT:-280} python3 scripts/bench.py \
+  if [ "${GPUS:-1}" -gt 1 ]; then   # one part per GPU (scripts/split_suite.py)
+    python3 scripts/split_suite.py scripts/suites/$suite.toml "$GPUS" /tmp/$suite-parts
+    for i in $(seq 0 $((GPUS - 1))); do
+      CUDA_VISIBLE_DEVICES=$i timeout ${SUITE_TIMEOUT:-280} python3 scripts/bench.py \
           /tmp/$suite-parts/part$i.toml --device gpu --out /tmp/$suite-$i > "$OUT/$suite.part$i.progress.log" 2>&1 &
     done
     wait

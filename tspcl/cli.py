@@ -60,13 +60,13 @@ def solve(
         None, "--iterations", "-i",
         help="Iteration budget: a count, or for ils a multiple of n such as 0.1n, 1n, 10n "
              "(the number of double-bridge kicks)."),
-    ls: Optional[str] = typer.Option(None, "--ls", help="Local search operators: 2opt, oropt, 2opt+oropt, 3opt, lk (3opt plus Lin-Kernighan chains, -p depth=10)."),
+    ls: Optional[str] = typer.Option(None, "--ls", help="Local search operators: 2opt, oropt, 2opt+oropt, 3opt, lk (3opt plus Lin-Kernighan chains; -p depth=10, -p breadth=1, -p chain_m=10)."),
     neighbors: Optional[str] = typer.Option(None, "--neighbors",
                                             help="Candidate lists: quadrant (paper) or knn."),
     candidates: Optional[int] = typer.Option(None, "--candidates", "-m",
                                              help="Candidates per city (paper: 40)."),
     accept: Optional[str] = typer.Option(None, "--accept",
-                                         help="ILS acceptance: always (paper) or better."),
+                                         help="ILS acceptance: always (paper) or better (-p slack=S keeps local optima up to S % above the best)."),
     kick: Optional[str] = typer.Option(None, "--kick",
                                        help="ILS double bridge: random cut points (paper) or local (within a window)."),
     device: Optional[str] = typer.Option(
