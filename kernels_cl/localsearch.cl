@@ -20,8 +20,7 @@
  * Build defines: METRIC (distance.h), M (candidates per city), USE_2OPT, USE_OROPT,
  * USE_3OPT, USE_LK, LK_DEPTH (most 2-opt steps of a chain), LK_BREADTH (alternatives
  * tried for a chain's second step), LK_STEP_M (candidates a chain's later steps scan,
- * at most M), APPLY_GROUP (ls_apply's
- * work-group size).
+ * at most M), APPLY_GROUP (ls_apply's work-group size).
  * Move `sub`s evaluated by work-item (a, slot) with c = cand[a][slot]:
  *   0      2-opt: remove (a, succ a), (c, succ c); add (a, c), (succ a, succ c)
  *   1      2-opt: remove (pred a, a), (pred c, c); add (a, c), (pred a, pred c)
@@ -196,8 +195,9 @@ inline int edge_in(const int x, const int y, const int *ex, const int *ey, const
  * the neighbour of t(2i+1) against dir in the tour the earlier steps left, which the edge
  * (t(2i+2), t1) closes: the step is the reversal of the path t2 .. t(2i+2), and t(2i+2)
  * becomes the new t2 beside t1.  From the second step on, t(2i+1) is one of the first
- * LK_STEP_M candidates of t(2i) with positive partial gain (candidate lists are sorted: the scan stops at the
- * first that fails) ranked by -d(t2i, t2i+1) + d(t2i+1, t2i+2), LK's look-ahead: the
+ * LK_STEP_M candidates of t(2i) with positive partial gain (candidate lists are sorted:
+ * the scan stops at the first that fails), ranked by -d(t2i, t2i+1) + d(t2i+1, t2i+2),
+ * LK's look-ahead: the
  * second step takes the branch-th best (LK's breadth at its second level: the chains of
  * branches 0 .. LK_BREADTH - 1 are tried), later steps the best; a removed edge is never
  * added back nor an added one removed.  The steps are never applied while searching: a

@@ -117,7 +117,7 @@ def lk_chain_gains(inst, tour, cand, a, slot, step, depth, branch, chain_m) -> l
     positive partial gain, skipping t1, succ t2, removed edges as added ones and added
     edges as removed ones, ranked by -d(t2, t5) + d(t5, pred t5) (ties in list order);
     the second step takes the branch-th of them, later steps the first; steps after the
-    first look at the first chain_m candidates only."""
+    first look at the first chain_m candidates only (None: all)."""
     d = inst.dist
     t = [int(x) for x in (tour if step == 1 else tour[::-1])]
     n, length0 = len(t), inst.tour_length(t)
@@ -161,7 +161,7 @@ def lk_chain_gains(inst, tour, cand, a, slot, step, depth, branch, chain_m) -> l
     return gains
 
 
-def improving_lk(inst, tour, cand, depth, breadth=1, chain_m=64) -> list:
+def improving_lk(inst, tour, cand, depth, breadth=1, chain_m=None) -> list:
     return [(a, slot, step, branch, g) for a in range(len(tour)) for slot in range(len(cand[a]))
             for step in (1, -1) for branch in range(breadth)
             for g in lk_chain_gains(inst, tour, cand, a, slot, step, depth, branch, chain_m)
@@ -193,7 +193,8 @@ def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
         if "3opt" in checks:
             assert improving_3opt(inst, res.order, cand) == [], inst.name
         if "lk" in checks:
-            assert improving_lk(inst, res.order, cand, params.depth, params.breadth, params.chain_m) == [], inst.name
+            left = improving_lk(inst, res.order, cand, params.depth, params.breadth, params.chain_m)
+            assert left == [], inst.name
 
 
 def test_lk_breadth_finds_the_chains_one_branch_misses(rt):  # noqa: F811

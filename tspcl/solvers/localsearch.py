@@ -43,9 +43,10 @@ LONG_MAX = 2**63 - 1
 class LocalSearchParams:
     """ls: operators (lk: 3opt's moves and Lin-Kernighan chains of up to `depth`
     2-opt steps, `breadth` alternatives tried for a chain's second step, the first
-    `chain_m` candidates, at most m, scanned for its later steps); neighbors/m: candidate lists (paper: quadrant, m = 40); moves: per pass,
-    'many' non-conflicting improving moves or only the 'best' one (the paper's best
-    improvement); batch: steps enqueued between two reads of the status."""
+    `chain_m` candidates, at most m, scanned for its later steps); neighbors/m: candidate
+    lists (paper: quadrant, m = 40); moves: per pass, 'many' non-conflicting improving
+    moves or only the 'best' one (the paper's best improvement); batch: steps enqueued
+    between two reads of the status."""
 
     ls: str = "2opt"
     neighbors: str = "quadrant"
@@ -179,10 +180,9 @@ class DeviceSearch:
         use_2opt, use_oropt, use_3opt, use_lk = OPERATORS[p.ls]
         probe = dinst.kernel("localsearch", "ls_control", M=m)
         self.apply_wg = rt.work_group_size(probe, APPLY_GROUP)
+        chains = {"LK_DEPTH": p.depth, "LK_BREADTH": p.breadth, "LK_STEP_M": min(p.chain_m, m)}
         defines = {"M": m, "USE_2OPT": use_2opt, "USE_OROPT": use_oropt, "USE_3OPT": use_3opt,
-                   "USE_LK": use_lk, "LK_DEPTH": p.depth, "LK_BREADTH": p.breadth,
-                   "LK_STEP_M": min(p.chain_m, m),
-                   "APPLY_GROUP": self.apply_wg}
+                   "USE_LK": use_lk, **(chains if use_lk else {}), "APPLY_GROUP": self.apply_wg}
         self.k = {name: dinst.kernel("localsearch", name, **defines)
                   for name in ("ls_eval", "ls_control", "ls_claim", "ls_resolve", "ls_apply")}
         units = rt.device.max_compute_units
