@@ -138,6 +138,9 @@ def test_bad_data_names_file_and_line_and_leaves_no_output(tmp_path):
     (["--algo", "nn", "--kick", "local"], "does not apply"),
     (["--algo", "nn", "--iterations", "0.1n"], "whole number"),
     (["--algo", "ils", "--iterations", "lots"], "kicks must be"),
+    (["--algo", "hc", "--tenure", "5"], "does not apply"),
+    (["--algo", "tabu", "--neighborhood", "4opt"], "neighborhood must be"),
+    (["--algo", "tabu", "--iterations", "1n"], "not a valid int"),
 ])
 def test_usage_errors(small, args, fragment):
     r = tspcl("solve", str(small), *args)
@@ -157,6 +160,19 @@ def test_unsupported_combination_is_a_usage_error(tmp_path):
     r = tspcl("solve", str(p), "--algo", "greedy")
     assert r.returncode == errors.EXIT_USAGE and "symmetric" in r.stderr
     assert tspcl("solve", str(p), "--algo", "nn", "-q").returncode == 0
+    r = tspcl("solve", str(p), "--algo", "tabu", "--neighborhood", "2opt")
+    assert r.returncode == errors.EXIT_USAGE and "symmetric" in r.stderr and r.stdout == ""
+
+
+def test_tabu_search_from_the_command_line(tmp_path):
+    p = tmp_path / "u.tsp"
+    assert tspcl("gen", "uniform", "-n", "60", "-o", str(p)).returncode == 0
+    r = tspcl("solve", str(p), "--algo", "tabu", "--neighborhood", "2opt", "--tenure", "5",
+              "--iterations", "150", "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["iterations"] == 150 and summary["params"]["tenure"] == 5
+    assert summary["notes"] and "thread control" in r.stderr  # the tuned launch is reported
 
 
 def test_unwritable_output(small, tmp_path):

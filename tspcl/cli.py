@@ -48,7 +48,7 @@ def _comment(res) -> str:
 def solve(
     problem: str = typer.Argument(..., help="TSPLIB problem file, or '-' for stdin (.gz ok)."),
     algo: str = typer.Option("nn", "--algo", "-a",
-                             help="Algorithm: nn, greedy, sfc, random, 2opt, oropt, 3opt, lk, ils (see `tspcl info`)."),
+                             help="Algorithm: nn, greedy, sfc, random, 2opt, oropt, 3opt, lk, ils, hc, tabu (see `tspcl info`)."),
     param: List[str] = typer.Option([], "--param", "-p", metavar="KEY=VALUE",
                                     help="Algorithm parameter, repeatable (e.g. -p k=16)."),
     seed: int = typer.Option(1, "--seed", "-s", min=0, max=2**64 - 1,
@@ -59,12 +59,20 @@ def solve(
     iterations: Optional[str] = typer.Option(
         None, "--iterations", "-i",
         help="Iteration budget: a count, or for ils a multiple of n such as 0.1n, 1n, 10n "
-             "(the number of double-bridge kicks)."),
+             "(the number of double-bridge kicks); for hc and tabu the moves at most "
+             "(default 10000, the paper's)."),
     ls: Optional[str] = typer.Option(None, "--ls", help="Local search operators: 2opt, oropt, 2opt+oropt, 3opt, lk (3opt plus Lin-Kernighan chains; -p depth=10, -p breadth=1, -p chain_m=10)."),
     neighbors: Optional[str] = typer.Option(None, "--neighbors",
                                             help="Candidate lists: quadrant (paper) or knn."),
     candidates: Optional[int] = typer.Option(None, "--candidates", "-m",
-                                             help="Candidates per city (paper: 40)."),
+                                             help="Candidates per city (local search, paper: 40; "
+                                                  "hc/tabu: 0, the full neighbourhood, is the default)."),
+    neighborhood: Optional[str] = typer.Option(
+        None, "--neighborhood", help="hc/tabu moves: swap (2-exchange, the paper's), 2opt or "
+        "3exchange (rotate three cities); thread control tunes the launch (-p group=G "
+        "-p threads=T fix it)."),
+    tenure: Optional[int] = typer.Option(None, "--tenure",
+                                         help="tabu: iterations a moved city stays tabu (default 10)."),
     accept: Optional[str] = typer.Option(None, "--accept",
                                          help="ILS acceptance: always (paper) or better (-p slack=S keeps local optima up to S % above the best)."),
     kick: Optional[str] = typer.Option(None, "--kick",
@@ -94,7 +102,8 @@ def solve(
     values = _key_values(param)
     for option, key, value in (("--ls", "ls", ls), ("--neighbors", "neighbors", neighbors),
                                ("--candidates", "m", candidates), ("--accept", "accept", accept),
-                               ("--kick", "kick", kick)):
+                               ("--kick", "kick", kick), ("--neighborhood", "neighborhood", neighborhood),
+                               ("--tenure", "tenure", tenure)):
         if value is not None:
             if not spec.has_param(key):
                 raise UsageError(f"{option} does not apply to --algo {spec.name}")
@@ -103,6 +112,8 @@ def solve(
     if iterations is not None:
         if spec.has_param("kicks"):
             values["kicks"] = iterations
+        elif spec.has_param("iterations"):
+            values["iterations"] = iterations
         else:
             try:
                 run_iterations = int(iterations)
@@ -120,6 +131,9 @@ def solve(
                          enabled=None if not quiet else False) as show:
         res = run_solve(inst, spec, params, rt, seed=seed, deadline=deadline,
                         iterations=run_iterations, on_progress=show, started=_STARTED)
+    if not quiet:
+        for note in res.notes:
+            say(f"tspcl: {note}")
     if res.interrupted and not quiet:
         say("tspcl: interrupted; writing the best tour found so far")
     tour_text = format_tour(res.order, inst.name, _comment(res))

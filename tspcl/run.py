@@ -40,6 +40,7 @@ class Result:
     iterations: int
     history: list = field(default_factory=list)
     interrupted: bool = False
+    notes: list = field(default_factory=list)
     version: str = field(default_factory=version_string)
 
     @property
@@ -54,7 +55,7 @@ class Result:
             "length": self.length, "optimum": self.optimum,
             "gap_percent": None if self.gap is None else round(self.gap, 4),
             "wall_s": round(self.wall_s, 6), "kernel_s": round(self.kernel_s, 6),
-            "iterations": self.iterations, "interrupted": self.interrupted,
+            "iterations": self.iterations, "interrupted": self.interrupted, "notes": self.notes,
             "version": self.version,
         }
 
@@ -102,7 +103,7 @@ def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
     return Result(inst.name, inst.n, spec.name, params_dict(params), seed, rt.name,
                   ctx.best_order, ctx.best_length, known_optimum(inst),
                   time.perf_counter() - started, ctx.kernel_seconds, ctx.iterations,
-                  list(ctx.history), interrupted)
+                  list(ctx.history), interrupted, list(ctx.notes))
 
 
 __all__ = ["Progress", "Result", "solve", "plan_memory"]

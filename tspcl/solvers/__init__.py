@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from . import construct, localsearch
+from . import construct, localsearch, neighborhood
 from .base import SolveContext, SolverSpec
 
-REGISTRY: dict[str, SolverSpec] = {s.name: s for s in construct.SOLVERS + localsearch.SOLVERS}
+REGISTRY: dict[str, SolverSpec] = {s.name: s for s in construct.SOLVERS + localsearch.SOLVERS
+                                   + neighborhood.SOLVERS}
 
 
 def get_solver(name: str) -> SolverSpec:

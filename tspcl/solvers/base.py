@@ -30,7 +30,8 @@ class SolveContext:
     """A solver's whole world: the device, the instance on it, the seed, when to stop.
 
     Solvers publish every new best tour with :meth:`improve`; the driver keeps it on
-    the host so that a time limit or Ctrl-C can still write it out.
+    the host so that a time limit or Ctrl-C can still write it out.  ``notes`` are lines
+    a solver wants the user to see (e.g. the launch geometry thread control chose).
     """
 
     rt: Runtime
@@ -44,6 +45,7 @@ class SolveContext:
     history: list = field(default_factory=list)
     kernel_seconds: float = 0.0
     iterations: int = 0
+    notes: list = field(default_factory=list)
     _candidates: dict = field(default_factory=dict)
 
     @property

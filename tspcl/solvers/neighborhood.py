@@ -1,0 +1,245 @@
+"""Hill climbing and tabu search over neighbourhoods generated on the device.
+
+Luong et al. (../shared/papers/luong-gpu-local-search-metaheuristics.txt): the
+neighbourhood is generated and evaluated on the device (section 3.1) through index
+mappings (section 4.6, Appendix A), the best move found by a reduction on the device
+(section 6.7), the launch geometry tuned in waves (section 4.1, tspcl/thread_control.py);
+the paper's experiments run tabu search for 10,000 iterations (section 6).  Neighbourhoods:
+swap (2-exchange, n(n-1)/2 moves), 2-opt (the same pairs), 3-exchange (rotations of three
+cities, 2 C(n,3) moves), full as in the paper or restricted to candidate lists
+(kernels_cl/neighborhood.cl says how ids map to moves).
+
+An iteration is two launches (nb_eval, nb_apply); iterations are enqueued in batches and
+the host reads the state words after each batch, the best tour only when it improved (at
+most every PUBLISH_S seconds) and at the end.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from math import comb
+
+import numpy as np
+
+from ..errors import UsageError
+from ..instance import Instance
+from ..neighbors import CandidateParams, candidate_bytes
+from ..thread_control import LaunchConfig, ThreadControl, waves
+from .base import SolveContext, SolverSpec
+from .construct import NearestNeighborParams, NoParams, run_nn, run_random
+
+NEIGHBORHOODS = {"swap": 0, "2opt": 1, "3exchange": 2}  # neighborhood.cl NB_*
+STARTS = {"nn": lambda ctx: run_nn(ctx, NearestNeighborParams()),
+          "random": lambda ctx: run_random(ctx, NoParams())}
+# state words (neighborhood.cl S_*)
+S_CUR, S_BEST, S_ITER, S_DONE, S_BUDGET, S_TENURE, S_LAST_ID, S_LAST_DELTA, S_LAST_TABU = range(9)
+STATE_WORDS = 9
+NO_MOVE = 2**63 - 1
+DEFAULT_GROUP = 256          # the paper's threads per block (section 6)
+MAX_THREADS = 1 << 26        # cap on the global size (work-items loop over the rest)
+MIN_GROUP = 32               # the smallest work-group thread control tries
+PUBLISH_S = 1.0
+
+
+@dataclass(frozen=True)
+class HillClimbingParams:
+    """neighborhood: swap, 2opt or 3exchange; iterations: moves at most (paper: 10,000);
+    m: 0 for the full neighbourhood (paper), else moves within m candidates per city
+    (`neighbors`: quadrant or knn lists); start: nn or random (paper) tour;
+    threads/group: a fixed launch geometry (0: tuned by thread control in waves of
+    `trials` iterations per configuration); batch: iterations between status reads."""
+
+    neighborhood: str = "swap"
+    iterations: int = 10000
+    m: int = 0
+    neighbors: str = "quadrant"
+    start: str = "nn"
+    threads: int = 0
+    group: int = 0
+    trials: int = 10
+    batch: int = 50
+
+    def __post_init__(self):
+        if self.neighborhood not in NEIGHBORHOODS:
+            raise UsageError(f"neighborhood must be one of {', '.join(NEIGHBORHOODS)} "
+                             f"(got {self.neighborhood!r})")
+        if self.iterations < 0:
+            raise UsageError(f"iterations must not be negative (got {self.iterations})")
+        if self.m < 0:
+            raise UsageError(f"m must be 0 (full neighbourhood) or a candidate count (got {self.m})")
+        if self.m:
+            CandidateParams(self.neighbors, self.m)
+        if self.start not in STARTS:
+            raise UsageError(f"start must be one of {', '.join(STARTS)} (got {self.start!r})")
+        if self.threads < 0 or self.group < 0:
+            raise UsageError("threads and group must be positive, or 0 for thread control")
+        if self.trials < 1:
+            raise UsageError(f"trials must be at least 1 (got {self.trials})")
+        if self.batch < 1:
+            raise UsageError(f"batch must be at least 1 (got {self.batch})")
+
+
+@dataclass(frozen=True)
+class TabuParams(HillClimbingParams):
+    """As hill climbing, plus tenure: iterations a moved city stays tabu."""
+
+    tenure: int = 10
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.tenure < 0:
+            raise UsageError(f"tenure must not be negative (got {self.tenure})")
+
+
+def neighborhood_size(neighborhood: str, n: int, m: int = 0) -> int:
+    """Move ids of a neighbourhood (some name no move: neighborhood.cl)."""
+    if m:
+        return {"swap": n * m, "2opt": 2 * n * m, "3exchange": 2 * n * m * m}[neighborhood]
+    return 2 * comb(n, 3) if neighborhood == "3exchange" else comb(n, 2)
+
+
+class DeviceNeighborhoodSearch:
+    """The device side of one run: tour, positions, best tour, tabu list, state."""
+
+    def __init__(self, ctx: SolveContext, p: HillClimbingParams, tenure: int):
+        rt, n = ctx.rt, ctx.inst.n
+        self.ctx, self.rt, self.n = ctx, rt, n
+        cand = ctx.candidates(CandidateParams(p.neighbors if ctx.inst.has_coords else "knn", p.m)) \
+            if p.m else None
+        m = cand.m if cand else 0
+        self.cand = cand.cities if cand else rt.empty(4)
+        self.count = neighborhood_size(p.neighborhood, n, m)
+        defines = {"NB": NEIGHBORHOODS[p.neighborhood], "CAND_M": m}
+        self.eval_k = ctx.dinst.kernel("neighborhood", "nb_eval", **defines)
+        self.apply_k = ctx.dinst.kernel("neighborhood", "nb_apply", **defines)
+        self.apply_wg = rt.work_group_size(self.apply_k, 1024)
+        self.tour, self.pos, self.best_tour = rt.empty(4 * n), rt.empty(4 * n), rt.empty(4 * n)
+        self.tabu_until = rt.to_device(np.zeros(n, np.int32))
+        threads_cap = max(MIN_GROUP, min(self.count, MAX_THREADS))
+        self.group_results = max_groups(threads_cap)
+        self.group_delta, self.group_id = rt.empty(8 * self.group_results), rt.empty(8 * self.group_results)
+        self.state_host = np.zeros(STATE_WORDS, np.int64)
+        self.state = rt.empty(self.state_host.nbytes)
+        default = LaunchConfig(_round_up(threads_cap, DEFAULT_GROUP), DEFAULT_GROUP)
+        if p.threads or p.group:
+            group = p.group or DEFAULT_GROUP
+            fixed = LaunchConfig(_round_up(p.threads or threads_cap, group), group)
+            if fixed.threads // fixed.group > self.group_results:
+                raise UsageError(f"threads={fixed.threads} in groups of {group} makes more than "
+                                 f"{self.group_results} work-groups; use fewer threads")
+            self.control = ThreadControl(default, fixed=fixed)
+        else:
+            self.control = ThreadControl(default, waves(n, self.count, threads_cap), trials=p.trials)
+        s = self.state_host
+        s[S_TENURE] = tenure
+
+    def load(self, order: np.ndarray, length: int, budget: int) -> None:
+        n, rt = self.n, self.rt
+        order = np.asarray(order, np.int32)
+        pos = np.empty(n, np.int32)
+        pos[order] = np.arange(n, dtype=np.int32)
+        for buf, host in ((self.tour, order), (self.best_tour, order), (self.pos, pos)):
+            rt.cl.enqueue_copy(rt.queue, buf, host)
+        s = self.state_host
+        s[S_CUR] = s[S_BEST] = length
+        s[S_ITER] = s[S_DONE] = 0
+        s[S_BUDGET] = budget
+        s[S_DONE] = int(budget == 0)
+        rt.cl.enqueue_copy(rt.queue, self.state, s)
+
+    def enqueue(self, iterations: int, config: LaunchConfig) -> list:
+        """Enqueue `iterations` iterations; returns (eval, apply) event pairs.  A launch
+        the device refuses raises before anything of the batch is enqueued (the first
+        launch of the batch is the one with the new geometry)."""
+        cl, q, lm = self.rt.cl, self.rt.queue, self.rt.cl.LocalMemory
+        groups = config.threads // config.group
+        self.eval_k.set_args(*self.ctx.dinst.dist_args, self.tour, self.pos, self.cand,
+                             self.tabu_until, self.state, np.uint64(self.count), self.group_delta,
+                             self.group_id, lm(8 * config.group), lm(8 * config.group))
+        self.apply_k.set_args(*self.ctx.dinst.dist_args, self.tour, self.pos, self.best_tour,
+                              self.cand, self.tabu_until, self.state, self.group_delta,
+                              self.group_id, np.int32(groups), lm(8 * self.apply_wg),
+                              lm(8 * self.apply_wg))
+        events = []
+        for _ in range(iterations):
+            e = cl.enqueue_nd_range_kernel(q, self.eval_k, (config.threads,), (config.group,))
+            a = cl.enqueue_nd_range_kernel(q, self.apply_k, (self.apply_wg,), (self.apply_wg,))
+            events.append((e, a))
+        return events
+
+    def read_state(self) -> np.ndarray:
+        self.rt.cl.enqueue_copy(self.rt.queue, self.state_host, self.state)
+        return self.state_host.copy()
+
+
+def max_groups(threads: int) -> int:
+    """Work-group results the buffers hold: the most any tried geometry makes."""
+    top = 1 << max(0, threads - 1).bit_length()  # waves go up to the power of two above
+    return -(-top // MIN_GROUP) + 1
+
+
+def _round_up(x: int, m: int) -> int:
+    return max(m, -(-x // m) * m)
+
+
+def run_neighborhood_search(ctx: SolveContext, p: HillClimbingParams) -> None:
+    """Start tour, then hill climbing (best improving move until none is left) or tabu
+    search (best admissible move, `iterations` of them)."""
+    inst = ctx.inst
+    if p.neighborhood == "2opt" and not inst.symmetric:
+        raise UsageError("the 2opt neighbourhood reverses segments: symmetric instances "
+                         "only (ATSP: use --neighborhood swap or 3exchange)")
+    STARTS[p.start](ctx)
+    if inst.n < 5:
+        return  # every tour of 4 or fewer cities is as good as any other
+    tenure = p.tenure if isinstance(p, TabuParams) else -1
+    search = DeviceNeighborhoodSearch(ctx, p, tenure)
+    search.load(ctx.best_order, ctx.best_length, p.iterations)
+    control = search.control
+    published, published_at = ctx.best_length, time.perf_counter()
+    state = search.read_state()
+    while not state[S_DONE] and not ctx.stop(int(state[S_ITER])):
+        config = control.current
+        steps = control.trials if control.tuning else p.batch
+        try:
+            events = search.enqueue(steps, config)
+        except search.rt.cl.Error as error:
+            control.failed(error)
+            continue
+        state = search.read_state()
+        ctx.timed_span(events[0][0], events[-1][1])
+        if control.tuning:
+            control.measured([(a.profile.end - e.profile.start) * 1e-9 for e, a in events])
+        if state[S_BEST] < published and time.perf_counter() - published_at >= PUBLISH_S:
+            ctx.improve(ctx.read_tour(search.best_tour), int(state[S_ITER]))
+            published, published_at = state[S_BEST], time.perf_counter()
+    control.finish()
+    ctx.notes.extend(control.log)
+    ctx.improve(ctx.read_tour(search.best_tour), int(state[S_ITER]))
+    ctx.iterations = int(state[S_ITER])
+
+
+def _memory(inst: Instance, p: HillClimbingParams) -> int:
+    n = inst.n
+    base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
+    threads = max(MIN_GROUP, min(neighborhood_size(p.neighborhood, n, min(p.m, n - 1)), MAX_THREADS))
+    cand = candidate_bytes(n, p.m) if p.m else 0
+    # tour, pos, best tour, tabu list; work-group results (delta, id); NN's lists
+    return base + cand + 16 * n + 16 * max_groups(threads) + candidate_bytes(n, 10) + 2**20
+
+
+def _positions_fit(inst: Instance) -> str | None:
+    if inst.n >= 2**31 // 64:
+        return f"neighbourhood search handles up to {2**31 // 64 - 1} cities"
+    return None
+
+
+SOLVERS = [
+    SolverSpec("hc", "hill climbing: the best improving move of a swap, 2-opt or 3-exchange "
+               "neighbourhood until none is left", HillClimbingParams, run_neighborhood_search,
+               _memory, unsupported=_positions_fit),
+    SolverSpec("tabu", "tabu search: the best admissible move of a swap, 2-opt or 3-exchange "
+               "neighbourhood, moved cities tabu for `tenure` iterations",
+               TabuParams, run_neighborhood_search, _memory, unsupported=_positions_fit),
+]
