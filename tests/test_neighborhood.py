@@ -301,7 +301,9 @@ def test_waves_follow_algorithm_3():
 def test_thread_control_keeps_the_fastest_and_falls_back_on_failure():
     default = LaunchConfig(1024, 256)
     tc = ThreadControl(default, [LaunchConfig(128, 32), LaunchConfig(128, 64), LaunchConfig(256, 32)])
+    assert tc.promising(1.0)  # nothing measured yet
     tc.measured([3e-3, 2e-3, 4e-3])
+    assert tc.promising(6e-3) and not tc.promising(7e-3)  # 2x the best median, 3 ms
     tc.measured([1e-3, 1e-3, 9e-3])
     assert tc.tuning and tc.current == LaunchConfig(256, 32)
     tc.failed(RuntimeError("CL_OUT_OF_RESOURCES"))

@@ -319,7 +319,8 @@ def run_suite(spec_file: str, device: str | None, out_dir: str,
                             gap = "" if res.gap is None else f" gap {res.gap:.2f}%"
                             _note(f"[{len(rows)}] {inst.name} {alg} {ptext or '-'} seed {seed} "
                                   f"rep {rep}: length {res.length}{gap} wall {res.wall_s:.4f} s "
-                                  f"kernel {res.kernel_s:.4f} s")
+                                  f"kernel {res.kernel_s:.4f} s"
+                                  + "".join(f"; {note}" for note in res.notes))
     meta = {"suite": suite.name, "spec": str(spec_file), "device": rt.name, "version": version,
             "date": started.strftime("%Y-%m-%d %H:%M UTC"), "command": command}
     write_results(out, rows, meta)

@@ -4,7 +4,10 @@ Luong et al., section 4.1, Algorithm 3: the global size starts at the power of t
 above the solution size and doubles up to the neighbourhood size; for each, work-group
 sizes 32, 64, ..., 512 are tried for `trials` iterations of the search itself (they are
 real iterations, so the tuning costs only the slower configurations' extra time).  The
-fastest configuration is kept.  A launch that fails for lack of resources (an invalid
+fastest configuration is kept.  Beyond the paper: each configuration first runs one
+iteration, and one more than PROBE_SLACK times slower than the best so far is dropped
+there (the small global sizes of the first waves leave most of a large GPU idle, and
+ten trials of each would cost more than the tuning saves).  A launch that fails for lack of resources (an invalid
 work-group size, local memory or registers) ends the tuning, and the search goes on with
 the best configuration measured so far, or the safe default when none was.
 
@@ -18,6 +21,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+PROBE_SLACK = 2.0    # a configuration whose first iteration is this much slower than the
+                     # best median so far is dropped without its other trials
 GROUP_STEP = 32      # work-group sizes are multiples of the warp size (Algorithm 3, line 19)
 MAX_TUNED_GROUP = 512
 
@@ -67,6 +72,10 @@ class ThreadControl:
     @property
     def current(self) -> LaunchConfig:
         return self.pending[0] if self.pending else self.chosen
+
+    def promising(self, first_iteration_seconds: float) -> bool:
+        """Whether `current` deserves its other trials after its first iteration."""
+        return first_iteration_seconds <= PROBE_SLACK * self.best_seconds
 
     def measured(self, seconds_per_iteration: list[float]) -> None:
         """Times of the trial iterations of `current`; moves on to the next one."""

@@ -201,16 +201,18 @@ def run_neighborhood_search(ctx: SolveContext, p: HillClimbingParams) -> None:
     state = search.read_state()
     while not state[S_DONE] and not ctx.stop(int(state[S_ITER])):
         config = control.current
-        steps = control.trials if control.tuning else p.batch
         try:
-            events = search.enqueue(steps, config)
+            events = search.enqueue(1 if control.tuning else p.batch, config)
         except search.rt.cl.Error as error:
             control.failed(error)
             continue
         state = search.read_state()
+        if control.tuning:  # a probe iteration, then the other trials if it is not slow
+            if control.promising(_seconds(events[0])) and control.trials > 1:
+                events += search.enqueue(control.trials - 1, config)
+                state = search.read_state()
+            control.measured([_seconds(e) for e in events])
         ctx.timed_span(events[0][0], events[-1][1])
-        if control.tuning:
-            control.measured([(a.profile.end - e.profile.start) * 1e-9 for e, a in events])
         if state[S_BEST] < published and time.perf_counter() - published_at >= PUBLISH_S:
             ctx.improve(ctx.read_tour(search.best_tour), int(state[S_ITER]))
             published, published_at = state[S_BEST], time.perf_counter()
@@ -218,6 +220,12 @@ def run_neighborhood_search(ctx: SolveContext, p: HillClimbingParams) -> None:
     ctx.notes.extend(control.log)
     ctx.improve(ctx.read_tour(search.best_tour), int(state[S_ITER]))
     ctx.iterations = int(state[S_ITER])
+
+
+def _seconds(iteration_events) -> float:
+    """Device time of one iteration: nb_eval's start to nb_apply's end."""
+    evaluate, apply = iteration_events
+    return (apply.profile.end - evaluate.profile.start) * 1e-9
 
 
 def _memory(inst: Instance, p: HillClimbingParams) -> int:
