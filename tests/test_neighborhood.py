@@ -19,7 +19,7 @@ from tspcl.neighbors import CandidateParams, build_candidates
 from tspcl.run import solve
 from tspcl.solvers import REGISTRY, SolveContext
 from tspcl.solvers import neighborhood as nbs
-from tspcl.thread_control import LaunchConfig, ThreadControl, waves
+from tspcl.thread_control import LaunchConfig, ThreadControl, axes, group_axis, waves
 
 NO_MOVE = nbs.NO_MOVE
 
@@ -298,6 +298,19 @@ def test_waves_follow_algorithm_3():
     assert all(c.threads % c.group == 0 for c in configs)
 
 
+def test_axes_tune_the_global_size_then_the_group():
+    first = axes(100, 5000, 1 << 26)
+    assert first == [LaunchConfig(t, 256) for t in (256, 512, 1024, 2048, 4096)]
+    tc = ThreadControl(LaunchConfig(8192, 256), first, trials=2, then=group_axis)
+    for c in first:
+        tc.measured([1e-3 if c.threads == 1024 else 2e-3])
+    assert tc.tuning and {c.group for c in tc.pending} == set(range(32, 513, 32)) - {256}
+    assert all(c.threads >= 1024 and c.threads % c.group == 0 for c in tc.pending)
+    while tc.tuning:
+        tc.measured([0.5e-3 if tc.current.group == 96 else 1e-3])
+    assert tc.current == LaunchConfig(1056, 96) and "tuned 20 configurations" in tc.log[-1]
+
+
 def test_thread_control_keeps_the_fastest_and_falls_back_on_failure():
     default = LaunchConfig(1024, 256)
     tc = ThreadControl(default, [LaunchConfig(128, 32), LaunchConfig(128, 64), LaunchConfig(256, 32)])
@@ -323,9 +336,12 @@ def test_an_oversized_launch_recovers_with_the_same_tour(rt):  # noqa: F811
     forced = solve(inst, spec, nbs.TabuParams(neighborhood="2opt", iterations=120, group=too_big), rt)
     assert any("failed" in note and "going on with" in note for note in forced.notes)
     tuned = solve(inst, spec, nbs.TabuParams(neighborhood="2opt", iterations=120, trials=1), rt)
+    grid = solve(inst, spec, nbs.TabuParams(neighborhood="2opt", iterations=120, trials=1,
+                                            tuning="waves"), rt)
     fixed = solve(inst, spec, nbs.TabuParams(neighborhood="2opt", iterations=120, threads=64, group=64), rt)
     assert forced.iterations == tuned.iterations == fixed.iterations == 120
-    assert list(forced.order) == list(tuned.order) == list(fixed.order)
+    assert list(forced.order) == list(tuned.order) == list(fixed.order) == list(grid.order)
+    assert any("tuned" in note for note in tuned.notes + grid.notes)
 
 
 # ---- runs and parameters ------------------------------------------------------------------
@@ -346,7 +362,7 @@ def test_2opt_neighbourhood_refuses_asymmetric_instances(rt):  # noqa: F811
 
 @pytest.mark.parametrize("bad, match", [
     ({"neighborhood": "4opt"}, "neighborhood must be"), ({"tenure": "-1"}, "tenure"),
-    ({"trials": "0"}, "trials"), ({"start": "greedy"}, "start must be"),
+    ({"trials": "0"}, "trials"), ({"tuning": "grid"}, "tuning must be"), ({"start": "greedy"}, "start must be"),
     ({"m": "-3"}, "m must be"), ({"iterations": "-1"}, "iterations")])
 def test_bad_parameters_are_usage_errors(bad, match):
     with pytest.raises(UsageError, match=match):

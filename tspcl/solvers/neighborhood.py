@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
-from ..thread_control import LaunchConfig, ThreadControl, waves
+from ..thread_control import LaunchConfig, ThreadControl, axes, group_axis, waves
 from .base import SolveContext, SolverSpec
 from .construct import NearestNeighborParams, NoParams, run_nn, run_random
 
@@ -47,8 +47,9 @@ class HillClimbingParams:
     """neighborhood: swap, 2opt or 3exchange; iterations: moves at most (paper: 10,000);
     m: 0 for the full neighbourhood (paper), else moves within m candidates per city
     (`neighbors`: quadrant or knn lists); start: nn or random (paper) tour;
-    threads/group: a fixed launch geometry (0: tuned by thread control in waves of
-    `trials` iterations per configuration); batch: iterations between status reads."""
+    threads/group: a fixed launch geometry (0: tuned by thread control, `trials`
+    iterations per configuration; tuning: 'axes', the global size then the work-group
+    size, or 'waves', the paper's whole grid); batch: iterations between status reads."""
 
     neighborhood: str = "swap"
     iterations: int = 10000
@@ -58,6 +59,7 @@ class HillClimbingParams:
     threads: int = 0
     group: int = 0
     trials: int = 10
+    tuning: str = "axes"
     batch: int = 50
 
     def __post_init__(self):
@@ -74,6 +76,8 @@ class HillClimbingParams:
             raise UsageError(f"start must be one of {', '.join(STARTS)} (got {self.start!r})")
         if self.threads < 0 or self.group < 0:
             raise UsageError("threads and group must be positive, or 0 for thread control")
+        if self.tuning not in ("axes", "waves"):
+            raise UsageError(f"tuning must be axes or waves (got {self.tuning!r})")
         if self.trials < 1:
             raise UsageError(f"trials must be at least 1 (got {self.trials})")
         if self.batch < 1:
@@ -129,8 +133,11 @@ class DeviceNeighborhoodSearch:
                 raise UsageError(f"threads={fixed.threads} in groups of {group} makes more than "
                                  f"{self.group_results} work-groups; use fewer threads")
             self.control = ThreadControl(default, fixed=fixed)
-        else:
+        elif p.tuning == "waves":
             self.control = ThreadControl(default, waves(n, self.count, threads_cap), trials=p.trials)
+        else:
+            self.control = ThreadControl(default, axes(n, self.count, threads_cap), trials=p.trials,
+                                         then=group_axis)
         s = self.state_host
         s[S_TENURE] = tenure
 
@@ -174,9 +181,10 @@ class DeviceNeighborhoodSearch:
 
 
 def max_groups(threads: int) -> int:
-    """Work-group results the buffers hold: the most any tried geometry makes."""
-    top = 1 << max(0, threads - 1).bit_length()  # waves go up to the power of two above
-    return -(-top // MIN_GROUP) + 1
+    """Work-group results the buffers hold: the most any tried geometry makes (global
+    sizes up to the power of two above `threads`, or 512, in groups of 32 or more)."""
+    top = max(512, 1 << max(0, threads - 1).bit_length())
+    return top // MIN_GROUP + 1
 
 
 def _round_up(x: int, m: int) -> int:
