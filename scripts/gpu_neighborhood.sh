@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Hill climbing / tabu search batch on the GPU machine (issue 7): the tests on the GPU,
 # iteration times on the GPU and PoCL-16 (the speed-up table), then the tabu suite
-# (10,000 iterations, tuned against the paper's launch, quality).  Carry .whl and .bench;
-# results land in $OUT.  TESTS=0 / ITER=0 / SUITE=0 skip a part.
+# (10,000 iterations, tuned against the paper's launch, quality) and tabu_tuning (the
+# paper's waves), and the reproducibility check of every algorithm on the GPU and PoCL-16.
+# Carry .whl and .bench; results land in $OUT.  TESTS=0 / ITER=0 / SUITES="" / REPRO=0
+# skip a part.
 set -uo pipefail
 . scripts/device_prelude.sh neighborhood
 T=.bench/instances/tsplib
@@ -19,10 +21,15 @@ if [ "${ITER:-1}" = 1 ]; then
   python3 scripts/bench_neighborhood.py $SUBSET --neighborhood swap 2opt --device gpu \
       --iterations 200 --warmup 20 2>&1 | tee -a "$LOG"
 fi
-if [ "${SUITE:-1}" = 1 ]; then
-  step "suite tabu"
-  timeout ${SUITE_TIMEOUT:-400} python3 scripts/bench.py scripts/suites/tabu.toml --device gpu --out /tmp/tabu \
-      > "$OUT/tabu.progress.log" 2>&1; tail -2 "$OUT/tabu.progress.log" | tee -a "$LOG"
-  cp /tmp/tabu/results.md "$OUT/tabu.md" 2>/dev/null
+for suite in ${SUITES-tabu tabu_tuning}; do
+  step "suite $suite"
+  timeout ${SUITE_TIMEOUT:-400} python3 scripts/bench.py scripts/suites/$suite.toml --device gpu --out /tmp/$suite \
+      > "$OUT/$suite.progress.log" 2>&1; tail -2 "$OUT/$suite.progress.log" | tee -a "$LOG"
+  cp /tmp/$suite/results.md "$OUT/$suite.md" 2>/dev/null
+done
+if [ "${REPRO:-1}" = 1 ]; then
+  step "reproducibility check, GPU and PoCL-16"
+  timeout ${REPRO_TIMEOUT:-200} python3 scripts/repro_check.py --devices all > "$OUT/repro.log" 2>&1
+  tail -4 "$OUT/repro.log" | tee -a "$LOG"
 fi
 step done
