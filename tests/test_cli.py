@@ -141,6 +141,8 @@ def test_bad_data_names_file_and_line_and_leaves_no_output(tmp_path):
     (["--algo", "hc", "--tenure", "5"], "does not apply"),
     (["--algo", "tabu", "--neighborhood", "4opt"], "neighborhood must be"),
     (["--algo", "tabu", "--iterations", "1n"], "not a valid int"),
+    (["--algo", "mmas", "--variant", "rwm-xx"], "variant must be"),
+    (["--algo", "nn", "--rho", "0.5"], "does not apply"),
 ])
 def test_usage_errors(small, args, fragment):
     r = tspcl("solve", str(small), *args)
@@ -162,6 +164,17 @@ def test_unsupported_combination_is_a_usage_error(tmp_path):
     assert tspcl("solve", str(p), "--algo", "nn", "-q").returncode == 0
     r = tspcl("solve", str(p), "--algo", "tabu", "--neighborhood", "2opt")
     assert r.returncode == errors.EXIT_USAGE and "symmetric" in r.stderr and r.stdout == ""
+
+
+def test_mmas_from_the_command_line(tmp_path):
+    p = tmp_path / "u.tsp"
+    assert tspcl("gen", "uniform", "-n", "50", "-o", str(p)).returncode == 0
+    r = tspcl("solve", str(p), "--algo", "mmas", "--variant", "rwm-ct", "--cl", "16", "--ants", "20",
+              "--rho", "0.8", "--beta", "3", "--iterations", "30", "--json", "-q")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["iterations"] == 30 and summary["params"]["variant"] == "rwm-ct"
+    assert summary["params"]["rho"] == 0.8 and summary["params"]["ants"] == 20
 
 
 def test_tabu_search_from_the_command_line(tmp_path):

@@ -1,0 +1,127 @@
+/* The MAX-MIN Ant System's pheromone side (Skinderowicz 2020, section 2.1 and Fig. 1;
+ * section 4.4 and Fig. 9 for the kernels): choice_info = tau^alpha * eta^beta for every
+ * edge once per iteration (the construction reads only it, and WRS its reciprocal),
+ * evaporation tau = max(rho * tau, tau_min) over the whole matrix, deposit
+ * tau = min(tau + 1/L, tau_max) along one tour; the limits follow the global best
+ * (Stuetzle and Hoos: tau_max = 1 / ((1 - rho) L_gb), tau_min from p_best).  No atomics:
+ * every cell has one writer.  rho is the fraction of pheromone kept, as in the paper.
+ */
+#include "distance.h"
+
+/* status words (long), tspcl/solvers/mmas.py M_* */
+#define M_ITER_BEST 0   /* this iteration's shortest length */
+#define M_ITER_ANT 1    /* and its ant */
+#define M_BEST 2        /* the global best length (LONG_MAX before the first) */
+#define M_BEST_ITER 3   /* the iteration that found it */
+/* limits (double): tau_min, tau_max */
+
+/* eta^beta of every edge (eta = 1/d, d = 0 counted as 0.5), once per run. */
+__kernel void mmas_heuristic(DIST_PARAMS, const float beta, __global float *restrict heur)
+{
+    const ulong id = get_global_id(0), nn = (ulong)n * n;
+    if (id >= nn)
+        return;
+    const int i = (int)(id / n), j = (int)(id % n);
+    const float d = i == j ? 0.0f : (float)max(DIST(i, j), 0);
+    heur[id] = i == j ? 0.0f : pow(1.0f / max(d, 0.5f), beta);
+}
+
+inline void set_weight(const ulong cell, const float tau, const float alpha,
+                       __global const float *restrict heur, __global float *restrict weight,
+                       __global float *restrict inv_weight)
+{
+    const float w = (alpha == 1.0f ? tau : pow(tau, alpha)) * heur[cell];
+    weight[cell] = w;
+    if (inv_weight)
+        inv_weight[cell] = w > 0.0f ? 1.0f / w : INFINITY;
+}
+
+/* Evaporation (evaporate = 1) or a plain reset to tau_max (0), then every weight. */
+__kernel void mmas_trails(const int n, __global float *restrict tau,
+                          __global const float *restrict heur, __global float *restrict weight,
+                          __global float *restrict inv_weight, __global const double *restrict limits,
+                          const float rho, const float alpha, const int evaporate)
+{
+    const ulong id = get_global_id(0), nn = (ulong)n * n;
+    if (id >= nn)
+        return;
+    const float t = evaporate ? max(rho * tau[id], (float)limits[0]) : (float)limits[1];
+    tau[id] = t;
+    set_weight(id, t, alpha, heur, weight, inv_weight);
+}
+
+/* Deposit 1/length on both directions of every edge of the chosen tour (the iteration
+ * best, from ant `M_ITER_ANT`, or the global best tour), at most tau_max. */
+__kernel void mmas_deposit(const int n, __global float *restrict tau,
+                           __global const float *restrict heur, __global float *restrict weight,
+                           __global float *restrict inv_weight, __global const double *restrict limits,
+                           __global const long *restrict status, __global const int *restrict tours,
+                           __global const int *restrict best_tour, const int global_best,
+                           const float alpha)
+{
+    const int k = get_global_id(0);
+    if (k >= n)
+        return;
+    __global const int *tour = global_best ? best_tour : tours + status[M_ITER_ANT] * (long)n;
+    const float amount = (float)(1.0 / (double)status[global_best ? M_BEST : M_ITER_BEST]);
+    const float tau_max = (float)limits[1];
+    const int i = tour[k], j = tour[k + 1 == n ? 0 : k + 1];
+    const ulong a = (ulong)i * n + j, b = (ulong)j * n + i;
+    const float ta = min(tau[a] + amount, tau_max);
+    tau[a] = ta;
+    set_weight(a, ta, alpha, heur, weight, inv_weight);
+    if (b != a) {
+        const float tb = min(tau[b] + amount, tau_max);
+        tau[b] = tb;
+        set_weight(b, tb, alpha, heur, weight, inv_weight);
+    }
+}
+
+/* One work-group: the iteration's best ant (ties to the lowest), the global best tour
+ * and the trail limits when it improves. */
+__kernel void mmas_best(const int n, const int ants, __global const long *restrict lengths,
+                        __global const int *restrict tours, __global int *restrict best_tour,
+                        __global long *restrict status, __global double *restrict limits,
+                        const double rho, const double p_best, const int iteration,
+                        __local long *r_len, __local int *r_ant)
+{
+    const int lid = get_local_id(0), p = get_local_size(0);
+    long bl = LONG_MAX;
+    int ba = 0;
+    for (int a = lid; a < ants; a += p)
+        if (lengths[a] < bl) {
+            bl = lengths[a];
+            ba = a;
+        }
+    r_len[lid] = bl;
+    r_ant[lid] = ba;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = p / 2; h > 0; h >>= 1) {
+        if (lid < h && (r_len[lid + h] < r_len[lid] ||
+                        (r_len[lid + h] == r_len[lid] && r_ant[lid + h] < r_ant[lid]))) {
+            r_len[lid] = r_len[lid + h];
+            r_ant[lid] = r_ant[lid + h];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const long ib = r_len[0];
+    const int ant = r_ant[0];
+    const int improved = ib < status[M_BEST];
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (improved)
+        for (int k = lid; k < n; k += p)
+            best_tour[k] = tours[(long)ant * n + k];
+    if (lid == 0) {
+        status[M_ITER_BEST] = ib;
+        status[M_ITER_ANT] = ant;
+        if (improved) {
+            status[M_BEST] = ib;
+            status[M_BEST_ITER] = iteration;
+            const double tau_max = 1.0 / ((1.0 - rho) * (double)ib);
+            const double p_dec = pow(p_best, 1.0 / n);
+            const double avg = n / 2.0;
+            limits[0] = min(tau_max, tau_max * (1.0 - p_dec) / ((avg - 1.0) * p_dec));
+            limits[1] = tau_max;
+        }
+    }
+}

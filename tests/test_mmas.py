@@ -1,0 +1,174 @@
+"""MAX-MIN Ant System (kernels_cl/aco.cl, mmas.cl) against plain host checks: every
+variant builds valid tours with exact lengths, the parallel roulette wheel and the
+reservoir sampling draw nodes with the exact probabilities, the six variants give
+statistically alike results, memory that does not fit is refused with what would."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kernel_fixtures import rt  # noqa: F401 - fixture
+from tspcl.device import Runtime
+from tspcl.device_instance import DeviceInstance
+from tspcl.errors import DeviceMemoryError, UsageError
+from tspcl.gen import generate
+from tspcl.run import solve
+from tspcl.solvers import REGISTRY, SolveContext
+from tspcl.solvers import mmas
+
+SPEC = REGISTRY["mmas"]
+
+
+def chi2_critical(df: int, z: float = 3.09) -> float:
+    """Upper quantile of chi-square (Wilson-Hilferty; z = 3.09: p = 0.001)."""
+    return df * (1 - 2 / (9 * df) + z * math.sqrt(2 / (9 * df))) ** 3
+
+
+@pytest.mark.parametrize("variant", mmas.VARIANTS)
+@pytest.mark.parametrize("cl", [0, 8])
+def test_every_variant_builds_valid_tours_with_exact_lengths(rt, variant, cl):  # noqa: F811
+    inst = generate("clustered", 37, seed=4)
+    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=3)
+    colony = mmas.DeviceColony(ctx, mmas.MmasParams(variant=variant, cl=cl, ants=12))
+    ctx.timed(colony.start(inst.tour_length(np.arange(inst.n))))
+    for it in range(3):
+        ctx.timed(colony.iteration(it, ctx.seed))
+        tours = rt.read(colony.tours, np.int32, 12 * inst.n).reshape(12, inst.n)
+        lengths = rt.read(colony.lengths, np.int64, 12)
+        for t, length in zip(tours, lengths):
+            assert sorted(t) == list(range(inst.n))
+            assert length == inst.tour_length(t)
+        status = colony.read_status()
+        assert status[mmas.M_ITER_BEST] == lengths.min()
+        assert lengths[status[mmas.M_ITER_ANT]] == lengths.min()
+
+
+def sample(rt, selection, tabu, weights, visited, cur, trials, cand=None, step=1):  # noqa: F811
+    """Nodes chosen by `trials` independent selection steps (aco_select_sample)."""
+    n = len(weights)
+    cl = 0 if cand is None else cand.shape[1]
+    inst = generate("uniform", n, seed=1)
+    dinst = DeviceInstance(rt, inst)
+    k = dinst.kernel("aco", "aco_select_sample", TABU=mmas.TABUS[tabu],
+                     SELECT=mmas.SELECTIONS[selection], CL=cl)
+    matrix = np.zeros((n, n), np.float32)
+    matrix[cur] = weights
+    host = (1 / np.where(matrix > 0, matrix, np.nan)) if selection == "wrs" else matrix
+    host = np.nan_to_num(host, nan=np.inf).astype(np.float32)
+    group = 32
+    lm = rt.cl.LocalMemory
+    tabu_args = {"lc": [lm(2 * n), lm(2 * n), lm(4)], "ct": [lm(2 * n), lm(4)],
+                 "bt": [lm(mmas.tabu_bytes("bt", n))]}[tabu]
+    out = rt.empty(4 * trials)
+    k(rt.queue, (trials * group,), (group,), np.int32(n), rt.to_device(host),
+      rt.to_device(np.asarray(cand if cand is not None else [0], np.int32)),
+      np.uint32(11), np.uint32(0), np.uint32(step), np.uint32(cur),
+      rt.to_device(np.asarray(visited, np.int32)), np.int32(len(visited)), out, *tabu_args,
+      lm(8 * group), lm(4 * group), lm(4 * group))
+    return rt.read(out, np.int32, trials)
+
+
+@pytest.mark.parametrize("selection", ["rwm", "wrs"])
+@pytest.mark.parametrize("tabu", ["lc", "ct", "bt"])
+def test_selection_frequencies_match_the_exact_probabilities(rt, selection, tabu):  # noqa: F811
+    n, cur, trials = 70, 5, 12000
+    rng = np.random.default_rng(2)
+    weights = rng.uniform(0.05, 1.0, n).astype(np.float32)
+    weights[[9, 40]] = [6.0, 3.0]  # a few heavy nodes, as late in a run
+    visited = [5, 0, 17, 33, 69, 2]
+    chosen = sample(rt, selection, tabu, weights, visited, cur, trials)
+    free = np.setdiff1d(np.arange(n), visited)
+    assert set(chosen) <= set(free)
+    expected = weights[free] / weights[free].sum() * trials
+    observed = np.array([(chosen == v).sum() for v in free])
+    stat = ((observed - expected) ** 2 / expected).sum()
+    assert stat < chi2_critical(len(free) - 1), stat
+
+
+@pytest.mark.parametrize("selection", ["rwm", "wrs"])
+def test_candidate_lists_come_first_then_every_unvisited_node(rt, selection):  # noqa: F811
+    n, cur, trials = 40, 0, 6000
+    weights = np.linspace(0.2, 2.0, n).astype(np.float32)
+    cand = np.zeros((n, 4), np.int32)
+    cand[cur] = [3, 7, 11, 20]
+    chosen = sample(rt, selection, "ct", weights, [0, 7], cur, trials, cand)
+    free = np.array([3, 11, 20])
+    assert set(chosen) <= set(free)
+    expected = weights[free] / weights[free].sum() * trials
+    observed = np.array([(chosen == v).sum() for v in free])
+    assert ((observed - expected) ** 2 / expected).sum() < chi2_critical(2)
+    # every candidate visited: the whole unvisited set
+    chosen = sample(rt, selection, "ct", weights, [0, 3, 7, 11, 20], cur, 200, cand)
+    assert set(chosen) <= set(range(n)) - {0, 3, 7, 11, 20} and len(set(chosen)) > 10
+
+
+def test_weights_that_underflow_to_zero_still_give_tours(rt):  # noqa: F811
+    assert set(sample(rt, "rwm", "bt", np.zeros(20, np.float32), [4], 4, 50)) == {-1}
+    inst = generate("uniform", 40, seed=3)  # eta^50 is 0 in float: every weight is
+    for variant in ("rwm-ct", "wrs-lc"):
+        res = solve(inst, SPEC, mmas.MmasParams(variant=variant, beta=50, cl=0, iterations=2), rt)
+        assert sorted(res.order) == list(range(40))
+
+
+def ranks(values):
+    order = np.argsort(values, kind="stable")
+    r = np.empty(len(values))
+    r[order] = np.arange(1, len(values) + 1)
+    for v in np.unique(values):  # ties share the mean rank
+        r[values == v] = r[values == v].mean()
+    return r
+
+
+def test_the_six_variants_are_statistically_alike(rt):  # noqa: F811
+    inst = generate("uniform", 45, seed=9)
+    lengths = {v: [solve(inst, SPEC, mmas.MmasParams(variant=v, iterations=15, ants=20), rt,
+                         seed=s).length for s in range(1, 9)] for v in mmas.VARIANTS}
+    allv = np.concatenate([lengths[v] for v in mmas.VARIANTS]).astype(float)
+    r = ranks(allv)
+    groups = np.split(r, len(mmas.VARIANTS))
+    big_n = len(allv)
+    h = 12 / (big_n * (big_n + 1)) * sum(len(g) * g.mean() ** 2 for g in groups) - 3 * (big_n + 1)
+    assert h < chi2_critical(len(mmas.VARIANTS) - 1), (h, lengths)  # Kruskal-Wallis
+
+
+def test_mmas_improves_on_its_nn_start(rt):  # noqa: F811
+    inst = generate("clustered", 80, seed=5)
+    nn = solve(inst, REGISTRY["nn"], REGISTRY["nn"].params_type(), rt, seed=2)
+    res = solve(inst, SPEC, mmas.MmasParams(iterations=40), rt, seed=2)
+    assert res.length < nn.length and res.iterations == 40
+    assert res.length == inst.tour_length(res.order)
+
+
+def test_global_best_deposit_and_time_limits_run(rt):  # noqa: F811
+    inst = generate("uniform", 30, seed=2)
+    res = solve(inst, SPEC, mmas.MmasParams(variant="rwm-lc", deposit="global", iterations=20, cl=0), rt)
+    assert sorted(res.order) == list(range(30))
+
+
+def test_a_tabu_that_does_not_fit_names_the_variants_that_do(rt):  # noqa: F811
+    small = Runtime(rt.device)
+    small.__dict__["limits"] = rt.limits.__class__(**{**rt.limits.__dict__, "local_mem": 2400})
+    inst = generate("uniform", 1000, seed=1)
+    with pytest.raises(UsageError, match="variants that fit: rwm-bt, wrs-bt"):
+        solve(inst, SPEC, mmas.MmasParams(variant="rwm-lc", iterations=1, threads=32), small)
+    assert mmas.fitting_variants(30000, 48 * 1024, 128) == ["rwm-bt", "wrs-bt"]
+
+
+def test_matrices_that_do_not_fit_are_refused_before_allocation(rt):  # noqa: F811
+    small = Runtime(rt.device)
+    small.__dict__["limits"] = rt.limits.__class__(**{**rt.limits.__dict__, "global_mem": 2**24,
+                                                      "max_alloc": 2**22})
+    with pytest.raises(DeviceMemoryError, match="needs"):
+        solve(generate("uniform", 3000, seed=1), SPEC, mmas.MmasParams(iterations=1), small)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"variant": "rwm-xx"}, "variant must be"), ({"rho": "1"}, "rho"), ({"cl": "-1"}, "cl must"),
+    ({"deposit": "best"}, "deposit must"), ({"threads": "48"}, "power of two"),
+    ({"p_best": "0"}, "p_best")])
+def test_bad_parameters_are_usage_errors(bad, match):
+    with pytest.raises(UsageError, match=match):
+        SPEC.params_from(bad)

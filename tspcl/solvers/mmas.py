@@ -1,0 +1,242 @@
+"""MAX-MIN Ant System on the device (Skinderowicz 2020,
+../shared/papers/skinderowicz2020-gpu-mmas.txt).
+
+Six variants: next-node selection by parallel roulette wheel (rwm) or weighted reservoir
+sampling (wrs), ants' tabu as list compression (lc), compact tabu (ct) or bitmask (bt),
+with or without candidate lists (cl, 32 by default).  An iteration is four launches
+(kernels_cl/aco.cl aco_construct, kernels_cl/mmas.cl mmas_best, mmas_trails,
+mmas_deposit); iterations are enqueued in batches and the host reads the status words
+(iteration best, global best) after each batch, the best tour only when it improved.
+Same seed, same device: the same tours.  Across devices the float weights (pow, log,
+the roulette's partial sums) may round differently, so tours may differ there.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UsageError
+from ..instance import Instance
+from ..neighbors import CandidateParams, candidate_bytes
+from .base import SolveContext, SolverSpec
+from .construct import NearestNeighborParams, run_nn
+
+SELECTIONS = {"rwm": 0, "wrs": 1}          # aco.cl SELECT_*
+TABUS = {"lc": 0, "ct": 1, "bt": 2}         # aco.cl TABU_*
+VARIANTS = [f"{s}-{t}" for s in SELECTIONS for t in TABUS]
+M_ITER_BEST, M_ITER_ANT, M_BEST, M_BEST_ITER = range(4)  # mmas.cl status words
+LONG_MAX = 2**63 - 1
+PUBLISH_S = 1.0
+MATRIX_GROUP = 256
+
+
+@dataclass(frozen=True)
+class MmasParams:
+    """variant: selection-tabu (rwm|wrs)-(lc|ct|bt); ants: 0 for n; rho: pheromone kept
+    per iteration; alpha, beta: exponents of tau and eta = 1/d; cl: candidate list
+    length (0: every unvisited city at every step); deposit: 'iteration' or 'global'
+    best; p_best: Stuetzle and Hoos' limit parameter; threads: work-items per ant (0:
+    the rule in :func:`ant_group_size`); batch: iterations between status reads."""
+
+    variant: str = "wrs-bt"
+    iterations: int = 1000
+    ants: int = 0
+    rho: float = 0.5
+    alpha: float = 1.0
+    beta: float = 2.0
+    cl: int = 32
+    deposit: str = "iteration"
+    p_best: float = 0.01
+    threads: int = 0
+    batch: int = 10
+
+    def __post_init__(self):
+        if self.variant not in VARIANTS:
+            raise UsageError(f"variant must be one of {', '.join(VARIANTS)} (got {self.variant!r})")
+        if self.iterations < 0:
+            raise UsageError(f"iterations must not be negative (got {self.iterations})")
+        if self.ants < 0:
+            raise UsageError(f"ants must be 0 (one per city) or a count (got {self.ants})")
+        if not 0.0 < self.rho < 1.0:
+            raise UsageError(f"rho, the pheromone kept per iteration, must be in (0, 1) (got {self.rho})")
+        if self.alpha < 0 or self.beta < 0:
+            raise UsageError("alpha and beta must not be negative")
+        if self.cl < 0:
+            raise UsageError(f"cl must be 0 (no candidate lists) or a length (got {self.cl})")
+        if self.deposit not in ("iteration", "global"):
+            raise UsageError(f"deposit must be iteration or global (got {self.deposit!r})")
+        if not 0.0 < self.p_best < 1.0:
+            raise UsageError(f"p_best must be in (0, 1) (got {self.p_best})")
+        if self.threads and (self.threads < 32 or self.threads & (self.threads - 1)):
+            raise UsageError(f"threads must be 0 or a power of two of at least 32 (got {self.threads})")
+        if self.batch < 1:
+            raise UsageError(f"batch must be at least 1 (got {self.batch})")
+
+    @property
+    def selection(self) -> str:
+        return self.variant.split("-")[0]
+
+    @property
+    def tabu(self) -> str:
+        return self.variant.split("-")[1]
+
+
+def tabu_bytes(tabu: str, n: int) -> int:
+    """Local memory of an ant's tabu (the paper's Table 1, 16-bit nodes for lc and ct)."""
+    return {"lc": 4 * n, "ct": 2 * n, "bt": 4 * (-(-n // 32))}[tabu]
+
+
+def scratch_bytes(threads: int) -> int:
+    """Local memory of the selection's reductions: a long, a uint and a uint per work-item."""
+    return 16 * threads
+
+
+def ant_group_size(n: int, max_group: int, cl: int) -> int:
+    """Work-items per ant: the power of two near n/8 (the paper's best size grows with
+    n), at least 32 and at most 512 and the device's limit."""
+    want = 1 << max(5, min(9, (max(n // 8, 1)).bit_length() - 1))
+    return max(32, min(want, 1 << (max_group.bit_length() - 1)))
+
+
+def fitting_variants(n: int, local_mem: int, threads: int) -> list[str]:
+    return [v for v in VARIANTS
+            if tabu_bytes(v.split("-")[1], n) + scratch_bytes(threads) + 64 <= local_mem]
+
+
+class DeviceColony:
+    """The device side of one MMAS run: matrices, tours, status and limits."""
+
+    def __init__(self, ctx: SolveContext, p: MmasParams):
+        rt, inst = ctx.rt, ctx.inst
+        n = inst.n
+        self.ctx, self.rt, self.n, self.p = ctx, rt, n, p
+        self.ants = p.ants or n
+        cl = min(p.cl, n - 1)
+        self.cl = cl
+        self.cand = ctx.candidates(CandidateParams("knn", cl)).cities if cl else rt.empty(4)
+        defines = {"TABU": TABUS[p.tabu], "SELECT": SELECTIONS[p.selection], "CL": cl}
+        self.construct_k = ctx.dinst.kernel("aco", "aco_construct", **defines)
+        max_group = min(rt.limits.max_work_group, self.construct_k.get_work_group_info(
+            rt.cl.kernel_work_group_info.WORK_GROUP_SIZE, rt.device))
+        self.group = p.threads or ant_group_size(n, max_group, cl)
+        if self.group > max_group:
+            raise UsageError(f"threads={self.group} exceeds the device's {max_group} work-items per ant")
+        need = tabu_bytes(p.tabu, n) + scratch_bytes(self.group) + 64
+        if need > rt.limits.local_mem or (p.tabu in ("lc", "ct") and n >= 2**16):
+            fit = [v for v in fitting_variants(n, rt.limits.local_mem, self.group)
+                   if n < 2**16 or v.endswith("bt")]
+            raise UsageError(
+                f"the {p.tabu} tabu of {n} cities needs {need} bytes of local memory per ant "
+                f"but {rt.name} has {rt.limits.local_mem}; variants that fit: "
+                f"{', '.join(fit) or 'none'}")
+        self.k = {name: ctx.dinst.kernel("mmas", name) for name in
+                  ("mmas_heuristic", "mmas_trails", "mmas_deposit", "mmas_best")}
+        cells = n * n
+        self.tau, self.heur, self.weight = rt.empty(4 * cells), rt.empty(4 * cells), rt.empty(4 * cells)
+        self.inv_weight = rt.empty(4 * cells) if p.selection == "wrs" else None
+        self.tours, self.lengths = rt.empty(4 * self.ants * n), rt.empty(8 * self.ants)
+        self.best_tour = rt.empty(4 * n)
+        self.status_host = np.zeros(4, np.int64)
+        self.status = rt.empty(32)
+        self.limits = rt.empty(16)
+        self.best_group = rt.work_group_size(self.k["mmas_best"], 256)
+
+    def start(self, nn_length: int) -> list:
+        """Limits from the NN tour, every trail at tau_max, the heuristic matrix."""
+        rt, p, n = self.rt, self.p, self.n
+        tau_max = 1.0 / ((1.0 - p.rho) * nn_length)
+        p_dec = p.p_best ** (1.0 / n)
+        tau_min = min(tau_max, tau_max * (1.0 - p_dec) / ((n / 2.0 - 1.0) * p_dec)) if n > 2 else tau_max
+        rt.cl.enqueue_copy(rt.queue, self.limits, np.array([tau_min, tau_max]))
+        self.status_host[:] = [0, 0, LONG_MAX, -1]
+        rt.cl.enqueue_copy(rt.queue, self.status, self.status_host)
+        cells = _round_up(n * n, MATRIX_GROUP)
+        return [self.k["mmas_heuristic"](rt.queue, (cells,), (MATRIX_GROUP,), *self.ctx.dinst.dist_args,
+                                         np.float32(p.beta), self.heur),
+                self._trails(evaporate=False)]
+
+    def _trails(self, evaporate: bool):
+        rt, p, n = self.rt, self.p, self.n
+        return self.k["mmas_trails"](rt.queue, (_round_up(n * n, MATRIX_GROUP),), (MATRIX_GROUP,),
+                                     np.int32(n), self.tau, self.heur, self.weight, self.inv_weight,
+                                     self.limits, np.float32(p.rho), np.float32(p.alpha),
+                                     np.int32(evaporate))
+
+    def iteration(self, it: int, seed: int) -> list:
+        """Enqueue one iteration: construction, best, evaporation, deposit."""
+        rt, p, n, lm = self.rt, self.p, self.n, self.rt.cl.LocalMemory
+        g = self.group
+        tabu = {"lc": [lm(2 * n), lm(2 * n), lm(4)], "ct": [lm(2 * n), lm(4)],
+                "bt": [lm(tabu_bytes("bt", n))]}[p.tabu]  # aco.cl TABU_DECL
+        weights = self.inv_weight if p.selection == "wrs" else self.weight
+        events = [self.construct_k(
+            rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, weights, self.cand,
+            np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint32(it),
+            self.tours, self.lengths, *tabu, lm(8 * g), lm(4 * g), lm(4 * g))]
+        b = self.best_group
+        events.append(self.k["mmas_best"](
+            rt.queue, (b,), (b,), np.int32(n), np.int32(self.ants), self.lengths, self.tours,
+            self.best_tour, self.status, self.limits, np.float64(p.rho), np.float64(p.p_best),
+            np.int32(it), lm(8 * b), lm(4 * b)))
+        events.append(self._trails(evaporate=True))
+        events.append(self.k["mmas_deposit"](
+            rt.queue, (_round_up(n, 64),), (64,), np.int32(n), self.tau, self.heur, self.weight,
+            self.inv_weight, self.limits, self.status, self.tours, self.best_tour,
+            np.int32(p.deposit == "global"), np.float32(p.alpha)))
+        return events
+
+    def read_status(self) -> np.ndarray:
+        self.rt.cl.enqueue_copy(self.rt.queue, self.status_host, self.status)
+        return self.status_host.copy()
+
+
+def _round_up(x: int, m: int) -> int:
+    return max(m, -(-x // m) * m)
+
+
+def run_mmas(ctx: SolveContext, p: MmasParams) -> None:
+    """NN tour (for the initial limits), then `iterations` colony iterations."""
+    inst = ctx.inst
+    run_nn(ctx, NearestNeighborParams())
+    if inst.n < 4 or p.iterations == 0:
+        return
+    colony = DeviceColony(ctx, p)
+    ctx.timed(colony.start(ctx.best_length))
+    published, published_at, it = ctx.best_length, time.perf_counter(), 0
+    while it < p.iterations and not ctx.stop(it):
+        steps = min(p.batch, p.iterations - it)
+        events = [e for k in range(steps) for e in colony.iteration(it + k, ctx.seed)]
+        it += steps
+        status = colony.read_status()
+        ctx.timed_span(events[0], events[-1])
+        if status[M_BEST] < published and time.perf_counter() - published_at >= PUBLISH_S:
+            ctx.improve(ctx.read_tour(colony.best_tour), it)
+            published, published_at = status[M_BEST], time.perf_counter()
+    if colony.read_status()[M_BEST] != LONG_MAX:
+        ctx.improve(ctx.read_tour(colony.best_tour), it)
+    ctx.iterations = it
+
+
+def _memory(inst: Instance, p: MmasParams) -> int:
+    n = inst.n
+    ants = p.ants or n
+    base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
+    matrices = (4 if p.selection == "wrs" else 3) * 4 * n * n
+    return (base + matrices + 4 * ants * n + 8 * ants + candidate_bytes(n, max(p.cl, 10))
+            + 16 * n + 2**20)
+
+
+def _matrix_cells_fit(inst: Instance) -> str | None:
+    if inst.n >= 2**31 // max(inst.n, 1):
+        return f"MMAS keeps n x n matrices: {inst.n} cities is too many for 32-bit cell counts"
+    return None
+
+
+SOLVERS = [
+    SolverSpec("mmas", "MAX-MIN Ant System: one work-group per ant, RWM or WRS selection, "
+               "LC/CT/BT tabu, candidate lists (cl 32)", MmasParams, run_mmas, _memory,
+               deterministic=False, unsupported=_matrix_cells_fit),
+]
