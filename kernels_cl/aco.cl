@@ -258,9 +258,12 @@ __kernel void aco_construct(DIST_PARAMS, __global const float *restrict weight,
                             __global const int *restrict cand, const uint seed_lo,
                             const uint seed_hi, const uint iteration,
                             __global int *restrict tours, __global long *restrict lengths,
-                            TABU_DECL, __local float *r_val, __local uint *r_slot,
+                            TABU_DECL, __local long *r_wide, __local uint *r_slot,
                             __local uint *r_node)
 {
+    /* r_wide: p longs for the length, its first p floats the selections' scratch (declared
+     * long so that the driver aligns it for longs) */
+    __local float *r_val = (__local float *)r_wide;
     const uint ant = get_group_id(0), lid = get_local_id(0), p = get_local_size(0);
     const uint un = (uint)n;
     const rng_key_t key = {seed_lo, seed_hi};
@@ -295,10 +298,10 @@ __kernel void aco_construct(DIST_PARAMS, __global const float *restrict weight,
         }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     }
-    long s = 0;  /* the length; r_val has room for p longs */
+    long s = 0;
     for (uint k = lid; k < un; k += p)
         s += DIST(tour[k], tour[k + 1 == un ? 0 : k + 1]);
-    __local long *r_len = (__local long *)r_val;
+    __local long *r_len = r_wide;
     barrier(CLK_LOCAL_MEM_FENCE);
     r_len[lid] = s;
     barrier(CLK_LOCAL_MEM_FENCE);
