@@ -18,6 +18,8 @@ from tspcl.gen import generate
 from tspcl.run import solve
 from tspcl.solvers import REGISTRY, SolveContext
 from tspcl.solvers import mmas
+from tspcl.neighbors import CandidateParams, build_candidates
+from test_localsearch import improving_2opt
 
 SPEC = REGISTRY["mmas"]
 
@@ -44,6 +46,29 @@ def test_every_variant_builds_valid_tours_with_exact_lengths(rt, variant, cl):  
         status = colony.read_status()
         assert status[mmas.M_ITER_BEST] == lengths.min()
         assert lengths[status[mmas.M_ITER_ANT]] == lengths.min()
+
+
+@pytest.mark.parametrize("neighbors", [32, 5])
+def test_the_ants_2opt_leaves_no_improving_move_within_the_neighbours(rt, neighbors):  # noqa: F811
+    inst = generate("clustered", 90, seed=6)
+    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=5)
+    colony = mmas.DeviceColony(ctx, mmas.MmasParams(ls="2opt", ls_neighbors=neighbors, ants=6))
+    ctx.timed(colony.start(inst.tour_length(np.arange(inst.n))))
+    cand = build_candidates(DeviceInstance(rt, inst), CandidateParams("knn", neighbors)).host(rt)[0]
+    for it in range(2):
+        ctx.timed(colony.iteration(it, ctx.seed))
+        tours = rt.read(colony.tours, np.int32, 6 * inst.n).reshape(6, inst.n)
+        lengths = rt.read(colony.lengths, np.int64, 6)
+        for t, length in zip(tours, lengths):
+            assert sorted(t) == list(range(inst.n)) and length == inst.tour_length(t)
+            assert improving_2opt(inst, t, cand) == []
+
+
+def test_mmas_with_2opt_beats_mmas_alone(rt):  # noqa: F811
+    inst = generate("uniform", 120, seed=8)
+    plain = solve(inst, SPEC, mmas.MmasParams(iterations=10, ants=16), rt, seed=1)
+    with_ls = solve(inst, SPEC, mmas.MmasParams(iterations=10, ants=16, ls="2opt"), rt, seed=1)
+    assert with_ls.length < plain.length
 
 
 def sample(rt, selection, tabu, weights, visited, cur, trials, cand=None, step=1):  # noqa: F811
@@ -168,7 +193,7 @@ def test_matrices_that_do_not_fit_are_refused_before_allocation(rt):  # noqa: F8
 @pytest.mark.parametrize("bad, match", [
     ({"variant": "rwm-xx"}, "variant must be"), ({"rho": "1"}, "rho"), ({"cl": "-1"}, "cl must"),
     ({"deposit": "best"}, "deposit must"), ({"threads": "48"}, "power of two"),
-    ({"p_best": "0"}, "p_best")])
+    ({"p_best": "0"}, "p_best"), ({"ls": "3opt"}, "ls must be")])
 def test_bad_parameters_are_usage_errors(bad, match):
     with pytest.raises(UsageError, match=match):
         SPEC.params_from(bad)

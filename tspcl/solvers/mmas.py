@@ -31,6 +31,7 @@ M_ITER_BEST, M_ITER_ANT, M_BEST, M_BEST_ITER = range(4)  # mmas.cl status words
 LONG_MAX = 2**63 - 1
 PUBLISH_S = 1.0
 MATRIX_GROUP = 256
+LS_GROUP = 128          # work-items per ant in the 2-opt: cities evaluated at once
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,10 @@ class MmasParams:
     """variant: selection-tabu (rwm|wrs)-(lc|ct|bt); ants: 0 for n; rho: pheromone kept
     per iteration; alpha, beta: exponents of tau and eta = 1/d; cl: candidate list
     length (0: every unvisited city at every step); deposit: 'iteration' or 'global'
-    best; p_best: Stuetzle and Hoos' limit parameter; threads: work-items per ant (0:
-    the rule in :func:`ant_group_size`); batch: iterations between status reads."""
+    best; p_best: Stuetzle and Hoos' limit parameter; ls: 'none' or '2opt' on every
+    ant's tour (section 5.7) over `ls_neighbors` nearest cities with don't-look bits;
+    threads: work-items per ant (0: the rule in :func:`ant_group_size`); batch:
+    iterations between status reads."""
 
     variant: str = "wrs-bt"
     iterations: int = 1000
@@ -50,6 +53,8 @@ class MmasParams:
     cl: int = 32
     deposit: str = "iteration"
     p_best: float = 0.01
+    ls: str = "none"
+    ls_neighbors: int = 32
     threads: int = 0
     batch: int = 10
 
@@ -70,6 +75,10 @@ class MmasParams:
             raise UsageError(f"deposit must be iteration or global (got {self.deposit!r})")
         if not 0.0 < self.p_best < 1.0:
             raise UsageError(f"p_best must be in (0, 1) (got {self.p_best})")
+        if self.ls not in ("none", "2opt"):
+            raise UsageError(f"ls must be none or 2opt for mmas (got {self.ls!r})")
+        if self.ls_neighbors < 1:
+            raise UsageError(f"ls_neighbors must be at least 1 (got {self.ls_neighbors})")
         if self.threads and (self.threads < 32 or self.threads & (self.threads - 1)):
             raise UsageError(f"threads must be 0 or a power of two of at least 32 (got {self.threads})")
         if self.batch < 1:
@@ -143,6 +152,12 @@ class DeviceColony:
         self.status = rt.empty(32)
         self.limits = rt.empty(16)
         self.best_group = rt.work_group_size(self.k["mmas_best"], 256)
+        self.ls = None
+        if p.ls == "2opt":
+            m = min(p.ls_neighbors, n - 1)
+            kernel = ctx.dinst.kernel("ant2opt", "ant_two_opt", M=m)
+            self.ls = (kernel, ctx.candidates(CandidateParams("knn", m)).cities,
+                       rt.empty(4 * self.ants * n), rt.work_group_size(kernel, LS_GROUP))
 
     def start(self, nn_length: int) -> list:
         """Limits from the NN tour, every trail at tau_max, the heuristic matrix."""
@@ -166,7 +181,8 @@ class DeviceColony:
                                      np.int32(evaporate))
 
     def iteration(self, it: int, seed: int) -> list:
-        """Enqueue one iteration: construction, best, evaporation, deposit."""
+        """Enqueue one iteration: construction, the ants' 2-opt if any, best,
+        evaporation, deposit (events in that order)."""
         rt, p, n, lm = self.rt, self.p, self.n, self.rt.cl.LocalMemory
         g = self.group
         tabu = {"lc": [lm(2 * n), lm(2 * n), lm(4)], "ct": [lm(2 * n), lm(4)],
@@ -176,6 +192,11 @@ class DeviceColony:
             rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, weights, self.cand,
             np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint32(it),
             self.tours, self.lengths, *tabu, lm(8 * g), lm(4 * g), lm(4 * g))]
+        if self.ls:
+            kernel, cand, positions, lg = self.ls
+            events.append(kernel(rt.queue, (self.ants * lg,), (lg,), *self.ctx.dinst.dist_args, cand,
+                                 self.tours, positions, self.lengths, lm(4 * (-(-n // 32))),
+                                 lm(8 * lg), lm(8 * lg)))
         b = self.best_group
         events.append(self.k["mmas_best"](
             rt.queue, (b,), (b,), np.int32(n), np.int32(self.ants), self.lengths, self.tours,
@@ -225,8 +246,9 @@ def _memory(inst: Instance, p: MmasParams) -> int:
     ants = p.ants or n
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
     matrices = (4 if p.selection == "wrs" else 3) * 4 * n * n
+    ls = (4 * ants * n + candidate_bytes(n, p.ls_neighbors)) if p.ls == "2opt" else 0
     return (base + matrices + 4 * ants * n + 8 * ants + candidate_bytes(n, max(p.cl, 10))
-            + 16 * n + 2**20)
+            + ls + 16 * n + 2**20)
 
 
 def _matrix_cells_fit(inst: Instance) -> str | None:
