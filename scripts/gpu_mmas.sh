@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # MMAS batch on the GPU machine (issue 4): the tests on the GPU, then construction times
 # per iteration (ants = n) for the paper's instances, every variant, with and without
-# candidate lists.  Carry .whl and .bench; results land in $OUT.  TESTS=0 skips the tests;
+# candidate lists, then the suites in SUITES (default none; mmas_2opt is the paper's
+# Table 9).  Carry .whl and .bench; results land in $OUT.  TESTS=0 skips the tests;
 # ITERATIONS (3) and BENCH_TIMEOUT (300) bound the timing run.
 set -uo pipefail
 . scripts/device_prelude.sh mmas
@@ -14,4 +15,10 @@ step "construction ms per iteration, ants = n"
 timeout ${BENCH_TIMEOUT:-300} python3 scripts/bench_mmas.py $T/d198.tsp $T/pcb442.tsp $T/rat783.tsp \
     $T/pr1002.tsp $T/pcb1173.tsp $T/rl1889.tsp $T/pr2392.tsp $T/fl3795.tsp --device gpu \
     --iterations ${ITERATIONS:-3} --warmup 1 2>&1 | tee -a "$LOG"
+for suite in ${SUITES-}; do
+  step "suite $suite"
+  timeout ${SUITE_TIMEOUT:-500} python3 scripts/bench.py scripts/suites/$suite.toml --device gpu --out /tmp/$suite \
+      > "$OUT/$suite.progress.log" 2>&1; tail -2 "$OUT/$suite.progress.log" | tee -a "$LOG"
+  cp /tmp/$suite/results.md "$OUT/$suite.md" 2>/dev/null
+done
 step done
