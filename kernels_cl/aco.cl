@@ -8,8 +8,9 @@
  *   -D TABU=<TABU_LC|TABU_CT|TABU_BT>   list compression, compact tabu, bitmask (Table 1)
  *   -D SELECT=<SELECT_RWM|SELECT_WRS>   parallel roulette wheel (4.2.1), reservoir (4.2.2)
  *   -D CL=<cl>                          candidate list length (0: none)
+ *   -D WEIGHTS=<W_MATRIX|W_CANDIDATES>  n x n weights, or candidate edges only (below)
  * Weights are choice_info = tau^alpha * eta^beta (computed once per iteration by
- * mmas_trails); WRS also reads their reciprocals.  Random numbers are Philox draws keyed by
+ * mmas_trails); WRS reads their reciprocals instead.  Random numbers are Philox draws keyed by
  * the seed with counter (ant, iteration, step, slot): the same tours on a device for any
  * work-group size when SELECT_WRS; RWM's float sums follow the work-group's chunking.
  */
@@ -131,25 +132,57 @@ inline uint slot_node(TABU_DECL, const uint n, __global const int *restrict cand
     return tabu_candidate(TABU_ARGS, n, i);
 }
 
+/* ---- the weights a selection reads ------------------------------------------------------
+ * WEIGHTS = W_MATRIX: w[cur * n + v] for every edge (choice_info, section 2.1).
+ * WEIGHTS = W_CANDIDATES (beyond the paper: pheromone on candidate edges only, O(n cl)
+ * memory): w[cur * CL + slot] for the candidate slots, and an unlisted edge weighs
+ * tau_min^alpha * eta^beta (fallback_tau = tau_min^alpha), computed when needed.
+ * WRS reads reciprocals. */
+#define W_MATRIX 0
+#define W_CANDIDATES 1
+#ifndef WEIGHTS
+#define WEIGHTS W_MATRIX
+#endif
+#define WEIGHT_DECL DIST_PARAMS, __global const float *restrict w, const float beta, \
+                    const float fallback_tau
+#define WEIGHT_ARGS DIST_ARGS, w, beta, fallback_tau
+
+inline float slot_weight(WEIGHT_DECL, const uint cur, const int from_list, const uint i,
+                         const uint v)
+{
+#if WEIGHTS == W_CANDIDATES
+    if (from_list)
+        return w[(ulong)cur * CL + i];
+    const float x = fallback_tau * pow(1.0f / max((float)DIST((int)cur, (int)v), 0.5f), beta);
+#if SELECT == SELECT_WRS
+    return x > 0.0f ? 1.0f / x : INFINITY;
+#else
+    return x;
+#endif
+#else
+    return w[(ulong)cur * (uint)n + v];
+#endif
+}
+
 #if SELECT == SELECT_WRS
 /* Weighted reservoir sampling, A-Res with one item (Fig. 7): every slot's key is
  * log(u) / w (the log of u^(1/w), with the reciprocal weight precomputed), the node of
  * the largest key wins (ties to the lower slot).  Returns NONE when no slot is free. */
-inline uint select_next(TABU_DECL, const uint n, __global const int *restrict cand,
-                        __global const float *restrict inv_weight, const uint cur,
-                        const int from_list, const uint slots, const rng_key_t key,
-                        const uint ant, const uint iteration, const uint step,
-                        __local float *r_key, __local uint *r_slot, __local uint *r_node)
+inline uint select_next(TABU_DECL, WEIGHT_DECL, __global const int *restrict cand,
+                        const uint cur, const int from_list, const uint slots,
+                        const rng_key_t key, const uint ant, const uint iteration,
+                        const uint step, __local float *r_key, __local uint *r_slot,
+                        __local uint *r_node)
 {
-    const uint lid = get_local_id(0), p = get_local_size(0);
+    const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     float best = -INFINITY;
     uint best_slot = NONE, best_node = NONE;
     for (uint i = lid; i < slots; i += p) {
-        const uint v = slot_node(TABU_ARGS, n, cand, cur, from_list, i);
+        const uint v = slot_node(TABU_ARGS, un, cand, cur, from_list, i);
         if (v == NONE)
             continue;
         const uint4 d = ant_draws(key, ant, iteration, step, (from_list ? 0x80000000u : 0u) | i);
-        const float k = log(unit_open0(d.x)) * inv_weight[(ulong)cur * n + v];
+        const float k = log(unit_open0(d.x)) * slot_weight(WEIGHT_ARGS, cur, from_list, i, v);
         if (k > best || best_node == NONE) {
             best = k;
             best_slot = i;
@@ -201,13 +234,13 @@ inline uint group_min(__local uint *r, const uint value)
  * sequential roulette wheel's for that u (up to float rounding, which sends an r at the
  * very top to the last chunk with weight).  Returns NONE when no slot has weight.
  * (r_node is unused: the signature is the WRS one.) */
-inline uint select_next(TABU_DECL, const uint n, __global const int *restrict cand,
-                        __global const float *restrict weight, const uint cur,
-                        const int from_list, const uint slots, const rng_key_t key,
-                        const uint ant, const uint iteration, const uint step,
-                        __local float *r_sum, __local uint *r_slot, __local uint *r_node)
+inline uint select_next(TABU_DECL, WEIGHT_DECL, __global const int *restrict cand,
+                        const uint cur, const int from_list, const uint slots,
+                        const rng_key_t key, const uint ant, const uint iteration,
+                        const uint step, __local float *r_sum, __local uint *r_slot,
+                        __local uint *r_node)
 {
-    const uint lid = get_local_id(0), p = get_local_size(0);
+    const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     uint lo = 0, hi = slots;
     float r = -1.0f;  /* drawn once the first total is known */
     for (;;) {
@@ -215,9 +248,9 @@ inline uint select_next(TABU_DECL, const uint n, __global const int *restrict ca
         const uint a = min(hi, lo + lid * chunk), b = min(hi, a + chunk);
         float s = 0.0f;
         for (uint i = a; i < b; i++) {
-            const uint v = slot_node(TABU_ARGS, n, cand, cur, from_list, i);
+            const uint v = slot_node(TABU_ARGS, un, cand, cur, from_list, i);
             if (v != NONE)
-                s += weight[(ulong)cur * n + v];
+                s += slot_weight(WEIGHT_ARGS, cur, from_list, i, v);
         }
         r_sum[lid] = s;
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -242,7 +275,7 @@ inline uint select_next(TABU_DECL, const uint n, __global const int *restrict ca
         const uint t = best < p ? best : 2 * p - 1 - best;
         const uint ta = min(hi, lo + t * chunk), tb = min(hi, ta + chunk);
         if (tb - ta == 1)
-            return slot_node(TABU_ARGS, n, cand, cur, from_list, ta);
+            return slot_node(TABU_ARGS, un, cand, cur, from_list, ta);
         r -= t ? r_sum[t - 1] : 0.0f;
         r = min(max(r, 0.0f), r_sum[t] - (t ? r_sum[t - 1] : 0.0f));
         lo = ta;
@@ -254,8 +287,10 @@ inline uint select_next(TABU_DECL, const uint n, __global const int *restrict ca
 
 /* One ant per work-group: a start drawn uniformly, then n-1 selections; writes the tour
  * (0-based cities) and its length. */
-__kernel void aco_construct(DIST_PARAMS, __global const float *restrict weight,
-                            __global const int *restrict cand, const uint seed_lo,
+__kernel void aco_construct(DIST_PARAMS, __global const float *restrict w,
+                            __global const int *restrict cand, const float alpha,
+                            const float beta, __global const double *restrict limits,
+                            const uint seed_lo,
                             const uint seed_hi, const uint iteration,
                             __global int *restrict tours, __global long *restrict lengths,
                             TABU_DECL, __local long *r_wide, __local uint *r_slot,
@@ -264,6 +299,7 @@ __kernel void aco_construct(DIST_PARAMS, __global const float *restrict weight,
     /* r_wide: p longs for the length, its first p floats the selections' scratch (declared
      * long so that the driver aligns it for longs) */
     __local float *r_val = (__local float *)r_wide;
+    const float fallback_tau = pow((float)limits[0], alpha);
     const uint ant = get_group_id(0), lid = get_local_id(0), p = get_local_size(0);
     const uint un = (uint)n;
     const rng_key_t key = {seed_lo, seed_hi};
@@ -283,11 +319,11 @@ __kernel void aco_construct(DIST_PARAMS, __global const float *restrict weight,
         const uint cur = l_cur;
         uint next = NONE;
 #if CL > 0
-        next = select_next(TABU_ARGS, un, cand, weight, cur, 1, CL, key, ant, iteration, step,
+        next = select_next(TABU_ARGS, WEIGHT_ARGS, cand, cur, 1, CL, key, ant, iteration, step,
                            r_val, r_slot, r_node);
 #endif
         if (next == NONE)
-            next = select_next(TABU_ARGS, un, cand, weight, cur, 0, tabu_length(TABU_ARGS, un),
+            next = select_next(TABU_ARGS, WEIGHT_ARGS, cand, cur, 0, tabu_length(TABU_ARGS, un),
                                key, ant, iteration, step, r_val, r_slot, r_node);
         if (lid == 0) {
             for (uint i = 0; next == NONE; i++)  /* every weight underflowed: first free */
@@ -317,8 +353,9 @@ __kernel void aco_construct(DIST_PARAMS, __global const float *restrict weight,
 /* Tests: one selection step per work-group (trial t draws as ant t would at `step`):
  * the nodes in visited[0..nvisited) are marked, the ant stands at `cur`, and the node
  * chosen exactly as aco_construct chooses it goes to chosen[t]. */
-__kernel void aco_select_sample(const int n, __global const float *restrict weight,
-                                __global const int *restrict cand, const uint seed_lo,
+__kernel void aco_select_sample(DIST_PARAMS, __global const float *restrict w,
+                                __global const int *restrict cand, const float beta,
+                                const float fallback_tau, const uint seed_lo,
                                 const uint seed_hi, const uint step, const uint cur,
                                 __global const int *restrict visited, const int nvisited,
                                 __global int *restrict chosen, TABU_DECL,
@@ -334,11 +371,11 @@ __kernel void aco_select_sample(const int n, __global const float *restrict weig
     barrier(CLK_LOCAL_MEM_FENCE);
     uint next = NONE;
 #if CL > 0
-    next = select_next(TABU_ARGS, un, cand, weight, cur, 1, CL, key, trial, 0u, step,
+    next = select_next(TABU_ARGS, WEIGHT_ARGS, cand, cur, 1, CL, key, trial, 0u, step,
                        r_val, r_slot, r_node);
 #endif
     if (next == NONE)
-        next = select_next(TABU_ARGS, un, cand, weight, cur, 0, tabu_length(TABU_ARGS, un),
+        next = select_next(TABU_ARGS, WEIGHT_ARGS, cand, cur, 0, tabu_length(TABU_ARGS, un),
                            key, trial, 0u, step, r_val, r_slot, r_node);
     if (lid == 0)
         chosen[trial] = next == NONE ? -1 : (int)next;

@@ -5,8 +5,36 @@
  * tau = min(tau + 1/L, tau_max) along one tour; the limits follow the global best
  * (Stuetzle and Hoos: tau_max = 1 / ((1 - rho) L_gb), tau_min from p_best).  No atomics:
  * every cell has one writer.  rho is the fraction of pheromone kept, as in the paper.
+ *
+ * -D WEIGHTS=W_CANDIDATES -D CL=<cl> (beyond the paper) keeps tau, eta^beta and the
+ * weights for the candidate edges only, cell i * CL + s for the s-th candidate of i; an
+ * edge outside the lists keeps tau_min (kernels_cl/aco.cl computes its weight).
  */
 #include "distance.h"
+
+#define W_MATRIX 0
+#define W_CANDIDATES 1
+#ifndef WEIGHTS
+#define WEIGHTS W_MATRIX
+#endif
+#if WEIGHTS == W_CANDIDATES
+#define WIDTH CL
+#else
+#define WIDTH n
+#endif
+
+/* The cell of edge (i, j), or -1 when the store has none (j not a candidate of i). */
+inline long edge_cell(const int n, __global const int *restrict cand, const int i, const int j)
+{
+#if WEIGHTS == W_CANDIDATES
+    for (int s = 0; s < CL; s++)
+        if (cand[(long)i * CL + s] == j)
+            return (long)i * CL + s;
+    return -1;
+#else
+    return (long)i * n + j;
+#endif
+}
 
 /* status words (long), tspcl/solvers/mmas.py M_* */
 #define M_ITER_BEST 0   /* this iteration's shortest length */
@@ -15,13 +43,19 @@
 #define M_BEST_ITER 3   /* the iteration that found it */
 /* limits (double): tau_min, tau_max */
 
-/* eta^beta of every edge (eta = 1/d, d = 0 counted as 0.5), once per run. */
-__kernel void mmas_heuristic(DIST_PARAMS, const float beta, __global float *restrict heur)
+/* eta^beta of every stored edge (eta = 1/d, d = 0 counted as 0.5), once per run. */
+__kernel void mmas_heuristic(DIST_PARAMS, __global const int *restrict cand, const float beta,
+                             __global float *restrict heur)
 {
-    const ulong id = get_global_id(0), nn = (ulong)n * n;
-    if (id >= nn)
+    const ulong id = get_global_id(0), cells = (ulong)n * WIDTH;
+    if (id >= cells)
         return;
-    const int i = (int)(id / n), j = (int)(id % n);
+    const int i = (int)(id / WIDTH);
+#if WEIGHTS == W_CANDIDATES
+    const int j = cand[id];
+#else
+    const int j = (int)(id % n);
+#endif
     const float d = i == j ? 0.0f : (float)max(DIST(i, j), 0);
     heur[id] = i == j ? 0.0f : pow(1.0f / max(d, 0.5f), beta);
 }
@@ -37,13 +71,13 @@ inline void set_weight(const ulong cell, const float tau, const float alpha,
 }
 
 /* Evaporation (evaporate = 1) or a plain reset to tau_max (0), then every weight. */
-__kernel void mmas_trails(const int n, __global float *restrict tau,
+__kernel void mmas_trails(const ulong cells, __global float *restrict tau,
                           __global const float *restrict heur, __global float *restrict weight,
                           __global float *restrict inv_weight, __global const double *restrict limits,
                           const float rho, const float alpha, const int evaporate)
 {
-    const ulong id = get_global_id(0), nn = (ulong)n * n;
-    if (id >= nn)
+    const ulong id = get_global_id(0);
+    if (id >= cells)
         return;
     const float t = evaporate ? max(rho * tau[id], (float)limits[0]) : (float)limits[1];
     tau[id] = t;
@@ -57,7 +91,7 @@ __kernel void mmas_deposit(const int n, __global float *restrict tau,
                            __global float *restrict inv_weight, __global const double *restrict limits,
                            __global const long *restrict status, __global const int *restrict tours,
                            __global const int *restrict best_tour, const int global_best,
-                           const float alpha)
+                           const float alpha, __global const int *restrict cand)
 {
     const int k = get_global_id(0);
     if (k >= n)
@@ -66,14 +100,14 @@ __kernel void mmas_deposit(const int n, __global float *restrict tau,
     const float amount = (float)(1.0 / (double)status[global_best ? M_BEST : M_ITER_BEST]);
     const float tau_max = (float)limits[1];
     const int i = tour[k], j = tour[k + 1 == n ? 0 : k + 1];
-    const ulong a = (ulong)i * n + j, b = (ulong)j * n + i;
-    const float ta = min(tau[a] + amount, tau_max);
-    tau[a] = ta;
-    set_weight(a, ta, alpha, heur, weight, inv_weight);
-    if (b != a) {
-        const float tb = min(tau[b] + amount, tau_max);
-        tau[b] = tb;
-        set_weight(b, tb, alpha, heur, weight, inv_weight);
+    const long cells[2] = {edge_cell(n, cand, i, j), edge_cell(n, cand, j, i)};
+    for (int e = 0; e < 2; e++) {
+        const long c = cells[e];
+        if (c < 0 || (e == 1 && c == cells[0]))
+            continue;
+        const float t = min(tau[c] + amount, tau_max);
+        tau[c] = t;
+        set_weight((ulong)c, t, alpha, heur, weight, inv_weight);
     }
 }
 

@@ -71,16 +71,79 @@ def test_mmas_with_2opt_beats_mmas_alone(rt):  # noqa: F811
     assert with_ls.length < plain.length
 
 
-def sample(rt, selection, tabu, weights, visited, cur, trials, cand=None, step=1):  # noqa: F811
+@pytest.mark.parametrize("store, variant", [("matrix", "rwm-lc"), ("matrix", "wrs-bt"),
+                                            ("candidates", "rwm-bt"), ("candidates", "wrs-ct")])
+def test_pheromone_update_matches_a_host_model(rt, store, variant):  # noqa: F811
+    inst = generate("uniform", 50, seed=12)
+    n, cl, rho = inst.n, 8, 0.7
+    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=4)
+    colony = mmas.DeviceColony(ctx, mmas.MmasParams(variant=variant, cl=cl, store=store, rho=rho, ants=10))
+    ctx.timed(colony.start(inst.tour_length(np.arange(n))))
+    tau_max0 = rt.read(colony.limits, np.float64, 2)[1]
+    ctx.timed(colony.iteration(0, ctx.seed))
+    limits = rt.read(colony.limits, np.float64, 2)
+    status = colony.read_status()
+    tour = rt.read(colony.tours, np.int32, 10 * n).reshape(10, n)[status[mmas.M_ITER_ANT]]
+    cand = build_candidates(DeviceInstance(rt, inst), CandidateParams("knn", cl)).host(rt)[0]
+    width = n if store == "matrix" else cl
+    want = np.full(n * width, np.float32(tau_max0), np.float32)
+    want = np.maximum(np.float32(rho) * want, np.float32(limits[0]))
+    amount = np.float32(1.0 / status[mmas.M_ITER_BEST])
+    for i, j in zip(tour, np.roll(tour, -1)):
+        for a, b in ((i, j), (j, i)):
+            if store == "matrix":
+                cell = a * n + b
+            elif b in cand[a]:
+                cell = a * cl + list(cand[a]).index(b)
+            else:
+                continue
+            want[cell] = min(want[cell] + amount, np.float32(limits[1]))
+    assert np.array_equal(rt.read(colony.tau, np.float32, n * width), want)
+    assert limits[1] == 1.0 / ((1.0 - rho) * status[mmas.M_BEST])
+
+
+@pytest.mark.parametrize("selection", ["rwm", "wrs"])
+def test_candidate_store_weighs_unlisted_edges_by_distance(rt, selection):  # noqa: F811
+    n, cur, trials = 30, 0, 8000
+    inst = generate("uniform", n, seed=1)  # sample() places the cities of this instance
+    cand = np.tile(np.array([3, 7, 11, 20], np.int32), (n, 1))
+    weights = np.linspace(0.2, 2.0, n).astype(np.float32)
+    visited = [0, 3, 7, 11, 20]
+    chosen = sample(rt, selection, "bt", weights, visited, cur, trials, cand, store="candidates",
+                    fallback_tau=0.5)
+    free = np.setdiff1d(np.arange(n), visited)
+    w = np.array([0.5 / max(inst.dist(cur, int(v)), 0.5) ** 2 for v in free])
+    expected = w / w.sum() * trials
+    observed = np.array([(chosen == v).sum() for v in free])
+    assert ((observed - expected) ** 2 / expected).sum() < chi2_critical(len(free) - 1)
+
+
+def test_candidate_store_runs_where_the_matrices_would_not_fit(rt):  # noqa: F811
+    small = Runtime(rt.device)
+    small.__dict__["limits"] = rt.limits.__class__(**{**rt.limits.__dict__, "global_mem": 2**26,
+                                                      "max_alloc": 2**24})
+    inst = generate("uniform", 3000, seed=1)
+    with pytest.raises(DeviceMemoryError):
+        solve(inst, SPEC, mmas.MmasParams(iterations=1, ants=4), small)
+    res = solve(inst, SPEC, mmas.MmasParams(iterations=2, ants=4, store="candidates"), small)
+    assert sorted(res.order) == list(range(3000))
+    for variant in mmas.VARIANTS:
+        r = solve(generate("clustered", 60, seed=2), SPEC,
+                  mmas.MmasParams(variant=variant, store="candidates", cl=8, iterations=5, ants=10), rt)
+        assert sorted(r.order) == list(range(60))
+
+
+def sample(rt, selection, tabu, weights, visited, cur, trials, cand=None, step=1,  # noqa: F811
+           store="matrix", fallback_tau=1.0):
     """Nodes chosen by `trials` independent selection steps (aco_select_sample)."""
     n = len(weights)
     cl = 0 if cand is None else cand.shape[1]
     inst = generate("uniform", n, seed=1)
     dinst = DeviceInstance(rt, inst)
     k = dinst.kernel("aco", "aco_select_sample", TABU=mmas.TABUS[tabu],
-                     SELECT=mmas.SELECTIONS[selection], CL=cl)
-    matrix = np.zeros((n, n), np.float32)
-    matrix[cur] = weights
+                     SELECT=mmas.SELECTIONS[selection], CL=cl, WEIGHTS=mmas.STORES[store])
+    matrix = np.zeros((n, n if store == "matrix" else cl), np.float32)
+    matrix[cur] = weights if store == "matrix" else weights[cand[cur]]
     host = (1 / np.where(matrix > 0, matrix, np.nan)) if selection == "wrs" else matrix
     host = np.nan_to_num(host, nan=np.inf).astype(np.float32)
     group = 32
@@ -88,9 +151,9 @@ def sample(rt, selection, tabu, weights, visited, cur, trials, cand=None, step=1
     tabu_args = {"lc": [lm(2 * n), lm(2 * n), lm(4)], "ct": [lm(2 * n), lm(4)],
                  "bt": [lm(mmas.tabu_bytes("bt", n))]}[tabu]
     out = rt.empty(4 * trials)
-    k(rt.queue, (trials * group,), (group,), np.int32(n), rt.to_device(host),
+    k(rt.queue, (trials * group,), (group,), *dinst.dist_args, rt.to_device(host),
       rt.to_device(np.asarray(cand if cand is not None else [0], np.int32)),
-      np.uint32(11), np.uint32(0), np.uint32(step), np.uint32(cur),
+      np.float32(2.0), np.float32(fallback_tau), np.uint32(11), np.uint32(0), np.uint32(step), np.uint32(cur),
       rt.to_device(np.asarray(visited, np.int32)), np.int32(len(visited)), out, *tabu_args,
       lm(8 * group), lm(4 * group), lm(4 * group))
     return rt.read(out, np.int32, trials)
@@ -193,7 +256,8 @@ def test_matrices_that_do_not_fit_are_refused_before_allocation(rt):  # noqa: F8
 @pytest.mark.parametrize("bad, match", [
     ({"variant": "rwm-xx"}, "variant must be"), ({"rho": "1"}, "rho"), ({"cl": "-1"}, "cl must"),
     ({"deposit": "best"}, "deposit must"), ({"threads": "48"}, "power of two"),
-    ({"p_best": "0"}, "p_best"), ({"ls": "3opt"}, "ls must be")])
+    ({"p_best": "0"}, "p_best"), ({"ls": "3opt"}, "ls must be"),
+    ({"store": "disk"}, "store must be"), ({"store": "candidates", "cl": "0"}, "needs cl > 0")])
 def test_bad_parameters_are_usage_errors(bad, match):
     with pytest.raises(UsageError, match=match):
         SPEC.params_from(bad)

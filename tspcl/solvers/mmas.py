@@ -27,6 +27,7 @@ from .construct import NearestNeighborParams, run_nn
 SELECTIONS = {"rwm": 0, "wrs": 1}          # aco.cl SELECT_*
 TABUS = {"lc": 0, "ct": 1, "bt": 2}         # aco.cl TABU_*
 VARIANTS = [f"{s}-{t}" for s in SELECTIONS for t in TABUS]
+STORES = {"matrix": 0, "candidates": 1}   # aco.cl / mmas.cl W_*
 M_ITER_BEST, M_ITER_ANT, M_BEST, M_BEST_ITER = range(4)  # mmas.cl status words
 LONG_MAX = 2**63 - 1
 PUBLISH_S = 1.0
@@ -39,7 +40,9 @@ class MmasParams:
     """variant: selection-tabu (rwm|wrs)-(lc|ct|bt); ants: 0 for n; rho: pheromone kept
     per iteration; alpha, beta: exponents of tau and eta = 1/d; cl: candidate list
     length (0: every unvisited city at every step); deposit: 'iteration' or 'global'
-    best; p_best: Stuetzle and Hoos' limit parameter; ls: 'none' or '2opt' on every
+    best; p_best: Stuetzle and Hoos' limit parameter; store: 'matrix' (n x n pheromone,
+    the paper's) or 'candidates' (beyond the paper: the cl candidate edges of each city
+    only, O(n cl) memory, other edges at tau_min); ls: 'none' or '2opt' on every
     ant's tour (section 5.7) over `ls_neighbors` nearest cities with don't-look bits;
     threads: work-items per ant (0: the rule in :func:`ant_group_size`); batch:
     iterations between status reads."""
@@ -53,6 +56,7 @@ class MmasParams:
     cl: int = 32
     deposit: str = "iteration"
     p_best: float = 0.01
+    store: str = "matrix"
     ls: str = "none"
     ls_neighbors: int = 32
     threads: int = 0
@@ -75,6 +79,10 @@ class MmasParams:
             raise UsageError(f"deposit must be iteration or global (got {self.deposit!r})")
         if not 0.0 < self.p_best < 1.0:
             raise UsageError(f"p_best must be in (0, 1) (got {self.p_best})")
+        if self.store not in STORES:
+            raise UsageError(f"store must be matrix or candidates (got {self.store!r})")
+        if self.store == "candidates" and self.cl == 0:
+            raise UsageError("store=candidates keeps the pheromone of candidate edges: it needs cl > 0")
         if self.ls not in ("none", "2opt"):
             raise UsageError(f"ls must be none or 2opt for mmas (got {self.ls!r})")
         if self.ls_neighbors < 1:
@@ -126,7 +134,8 @@ class DeviceColony:
         cl = min(p.cl, n - 1)
         self.cl = cl
         self.cand = ctx.candidates(CandidateParams("knn", cl)).cities if cl else rt.empty(4)
-        defines = {"TABU": TABUS[p.tabu], "SELECT": SELECTIONS[p.selection], "CL": cl}
+        store = {"WEIGHTS": STORES[p.store], **({"CL": cl} if p.store == "candidates" else {})}
+        defines = {"TABU": TABUS[p.tabu], "SELECT": SELECTIONS[p.selection], "CL": cl, **store}
         self.construct_k = ctx.dinst.kernel("aco", "aco_construct", **defines)
         max_group = min(rt.limits.max_work_group, self.construct_k.get_work_group_info(
             rt.cl.kernel_work_group_info.WORK_GROUP_SIZE, rt.device))
@@ -141,9 +150,9 @@ class DeviceColony:
                 f"the {p.tabu} tabu of {n} cities needs {need} bytes of local memory per ant "
                 f"but {rt.name} has {rt.limits.local_mem}; variants that fit: "
                 f"{', '.join(fit) or 'none'}")
-        self.k = {name: ctx.dinst.kernel("mmas", name) for name in
+        self.k = {name: ctx.dinst.kernel("mmas", name, **store) for name in
                   ("mmas_heuristic", "mmas_trails", "mmas_deposit", "mmas_best")}
-        cells = n * n
+        self.cells = cells = n * (cl if p.store == "candidates" else n)
         self.tau, self.heur, self.weight = rt.empty(4 * cells), rt.empty(4 * cells), rt.empty(4 * cells)
         self.inv_weight = rt.empty(4 * cells) if p.selection == "wrs" else None
         self.tours, self.lengths = rt.empty(4 * self.ants * n), rt.empty(8 * self.ants)
@@ -168,15 +177,15 @@ class DeviceColony:
         rt.cl.enqueue_copy(rt.queue, self.limits, np.array([tau_min, tau_max]))
         self.status_host[:] = [0, 0, LONG_MAX, -1]
         rt.cl.enqueue_copy(rt.queue, self.status, self.status_host)
-        cells = _round_up(n * n, MATRIX_GROUP)
+        cells = _round_up(self.cells, MATRIX_GROUP)
         return [self.k["mmas_heuristic"](rt.queue, (cells,), (MATRIX_GROUP,), *self.ctx.dinst.dist_args,
-                                         np.float32(p.beta), self.heur),
+                                         self.cand, np.float32(p.beta), self.heur),
                 self._trails(evaporate=False)]
 
     def _trails(self, evaporate: bool):
         rt, p, n = self.rt, self.p, self.n
-        return self.k["mmas_trails"](rt.queue, (_round_up(n * n, MATRIX_GROUP),), (MATRIX_GROUP,),
-                                     np.int32(n), self.tau, self.heur, self.weight, self.inv_weight,
+        return self.k["mmas_trails"](rt.queue, (_round_up(self.cells, MATRIX_GROUP),), (MATRIX_GROUP,),
+                                     np.uint64(self.cells), self.tau, self.heur, self.weight, self.inv_weight,
                                      self.limits, np.float32(p.rho), np.float32(p.alpha),
                                      np.int32(evaporate))
 
@@ -190,7 +199,7 @@ class DeviceColony:
         weights = self.inv_weight if p.selection == "wrs" else self.weight
         events = [self.construct_k(
             rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, weights, self.cand,
-            np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint32(it),
+            np.float32(p.alpha), np.float32(p.beta), self.limits, np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint32(it),
             self.tours, self.lengths, *tabu, lm(8 * g), lm(4 * g), lm(4 * g))]
         if self.ls:
             kernel, cand, positions, lg = self.ls
@@ -206,7 +215,7 @@ class DeviceColony:
         events.append(self.k["mmas_deposit"](
             rt.queue, (_round_up(n, 64),), (64,), np.int32(n), self.tau, self.heur, self.weight,
             self.inv_weight, self.limits, self.status, self.tours, self.best_tour,
-            np.int32(p.deposit == "global"), np.float32(p.alpha)))
+            np.int32(p.deposit == "global"), np.float32(p.alpha), self.cand))
         return events
 
     def read_status(self) -> np.ndarray:
@@ -245,20 +254,21 @@ def _memory(inst: Instance, p: MmasParams) -> int:
     n = inst.n
     ants = p.ants or n
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    matrices = (4 if p.selection == "wrs" else 3) * 4 * n * n
+    cells = n * (min(p.cl, n - 1) if p.store == "candidates" else n)
+    matrices = (4 if p.selection == "wrs" else 3) * 4 * cells
     ls = (4 * ants * n + candidate_bytes(n, p.ls_neighbors)) if p.ls == "2opt" else 0
     return (base + matrices + 4 * ants * n + 8 * ants + candidate_bytes(n, max(p.cl, 10))
             + ls + 16 * n + 2**20)
 
 
-def _matrix_cells_fit(inst: Instance) -> str | None:
-    if inst.n >= 2**31 // max(inst.n, 1):
-        return f"MMAS keeps n x n matrices: {inst.n} cities is too many for 32-bit cell counts"
+def _cities_fit(inst: Instance) -> str | None:
+    if inst.n * 64 >= 2**31:
+        return f"mmas handles up to {2**31 // 64 - 1} cities"
     return None
 
 
 SOLVERS = [
     SolverSpec("mmas", "MAX-MIN Ant System: one work-group per ant, RWM or WRS selection, "
-               "LC/CT/BT tabu, candidate lists (cl 32)", MmasParams, run_mmas, _memory,
-               deterministic=False, unsupported=_matrix_cells_fit),
+               "LC/CT/BT tabu, candidate lists (cl 32), store=candidates for O(n cl) memory", MmasParams, run_mmas, _memory,
+               deterministic=False, unsupported=_cities_fit),
 ]
