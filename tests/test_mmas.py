@@ -253,6 +253,13 @@ def test_matrices_that_do_not_fit_are_refused_before_allocation(rt):  # noqa: F8
         solve(generate("uniform", 3000, seed=1), SPEC, mmas.MmasParams(iterations=1), small)
 
 
+def test_work_group_size_rule():
+    assert mmas.ant_group_size(1002, 1024, 32) == 32
+    assert mmas.ant_group_size(1002, 1024, 0) == 64 and mmas.ant_group_size(3795, 1024, 0) == 256
+    assert mmas.ant_group_size(100000, 1024, 0) == 512 and mmas.ant_group_size(100000, 256, 0) == 256
+    assert mmas.ant_group_size(50, 1024, 0) == 32 and mmas.ant_group_size(500, 1024, 48) == 64
+
+
 @pytest.mark.parametrize("bad, match", [
     ({"variant": "rwm-xx"}, "variant must be"), ({"rho": "1"}, "rho"), ({"cl": "-1"}, "cl must"),
     ({"deposit": "best"}, "deposit must"), ({"threads": "48"}, "power of two"),

@@ -112,9 +112,15 @@ def scratch_bytes(threads: int) -> int:
 
 
 def ant_group_size(n: int, max_group: int, cl: int) -> int:
-    """Work-items per ant: the power of two near n/8 (the paper's best size grows with
-    n), at least 32 and at most 512 and the device's limit."""
-    want = 1 << max(5, min(9, (max(n // 8, 1)).bit_length() - 1))
+    """Work-items per ant, a power of two from 32 to 512 within the device's limit.
+    Without candidate lists every step scans the unvisited cities: about n/8 (the
+    paper's best size grows with n).  With them most steps draw among cl cities: the
+    power of two at or above cl, so that no work-item idles there and more ants fit on a
+    compute unit (a prediction still to be measured on the GPU: scripts/gpu_mmas.sh)."""
+    if cl:
+        want = 1 << max(5, min(9, (cl - 1).bit_length()))
+    else:
+        want = 1 << max(5, min(9, (max(n // 8, 1)).bit_length() - 1))
     return max(32, min(want, 1 << (max_group.bit_length() - 1)))
 
 
