@@ -14,7 +14,7 @@
  * the seed with counter (ant, iteration, step, slot): the same tours on a device for any
  * work-group size when SELECT_WRS; RWM's float sums follow the work-group's chunking.
  */
-#include "distance.h"
+#include "tour.h"
 
 #define TABU_LC 0
 #define TABU_CT 1
@@ -334,20 +334,9 @@ __kernel void aco_construct(DIST_PARAMS, __global const float *restrict w,
         }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     }
-    long s = 0;
-    for (uint k = lid; k < un; k += p)
-        s += DIST(tour[k], tour[k + 1 == un ? 0 : k + 1]);
-    __local long *r_len = r_wide;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    r_len[lid] = s;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint h = p / 2; h > 0; h >>= 1) {
-        if (lid < h)
-            r_len[lid] += r_len[lid + h];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    const long length = group_tour_length(DIST_ARGS, tour, r_wide);
     if (lid == 0)
-        lengths[ant] = r_len[0];
+        lengths[ant] = length;
 }
 
 /* Tests: one selection step per work-group (trial t draws as ant t would at `step`):

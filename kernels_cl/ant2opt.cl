@@ -12,29 +12,13 @@
  * the tour is 2-opt optimal within the candidate lists (Bentley's bits alone would miss
  * the moves that a neighbour's change opened).  Build with -D M=<candidates>.
  */
-#include "distance.h"
+#include "tour.h"
 
 #ifndef M
 #error "build with -D M=<candidates per city>"
 #endif
 
 #define AT(p) tour[(p) >= n ? (p) - n : (p)]
-
-/* Reverse the cyclic path of `len` positions from position `from`, in parallel. */
-inline void reverse_path(__global int *restrict tour, __global int *restrict pos, const int n,
-                         const int from, const int len)
-{
-    for (int s = get_local_id(0); s < len / 2; s += get_local_size(0)) {
-        int x = from + s, y = from + len - 1 - s;
-        x = x >= n ? x - n : x;
-        y = y >= n ? y - n : y;
-        const int cx = tour[x], cy = tour[y];
-        tour[x] = cy;
-        tour[y] = cx;
-        pos[cy] = x;
-        pos[cx] = y;
-    }
-}
 
 __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
                           __global int *restrict tours, __global int *restrict positions,
@@ -129,9 +113,9 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
             const int x2 = AT(pos[x1] + 1), y2 = AT(py1 + 1);
             barrier(CLK_GLOBAL_MEM_FENCE);
             if (inner <= n - inner)
-                reverse_path(tour, pos, n, px2, inner);
+                group_reverse(tour, pos, n, px2, inner);
             else
-                reverse_path(tour, pos, n, py1 + 1 == n ? 0 : py1 + 1, n - inner);  /* y2 .. x1 */
+                group_reverse(tour, pos, n, py1 + 1 == n ? 0 : py1 + 1, n - inner);  /* y2 .. x1 */
             barrier(CLK_GLOBAL_MEM_FENCE);
             if (lid == 0) {
                 const int ends[4] = {x1, x2, y1, y2};
@@ -156,16 +140,7 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
             barrier(CLK_LOCAL_MEM_FENCE);
         }
     }
-    long s = 0;
-    for (int k = lid; k < n; k += p)
-        s += DIST(tour[k], tour[k + 1 == n ? 0 : k + 1]);
-    r_gain[lid] = s;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int h = p / 2; h > 0; h >>= 1) {
-        if (lid < h)
-            r_gain[lid] += r_gain[lid + h];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    const long length = group_tour_length(DIST_ARGS, tour, r_gain);
     if (lid == 0)
-        lengths[get_group_id(0)] = r_gain[0];
+        lengths[get_group_id(0)] = length;
 }

@@ -32,7 +32,7 @@
  * t + tenure; a move touching a tabu city is admissible only when it leads below the best
  * length found (aspiration).
  */
-#include "distance.h"
+#include "tour.h"
 
 #define NB_SWAP 0
 #define NB_2OPT 1
@@ -373,16 +373,7 @@ __kernel void nb_apply(DIST_PARAMS, __global int *restrict tour, __global int *r
     if (!l_take)
         return;
 #if NB == NB_2OPT
-    for (int s = lid; s < l_len / 2; s += wg) {
-        int x = l_from + s, y = l_from + l_len - 1 - s;
-        x = x >= n ? x - n : x;
-        y = y >= n ? y - n : y;
-        const int cx = tour[x], cy = tour[y];
-        tour[x] = cy;
-        tour[y] = cx;
-        pos[cy] = x;
-        pos[cx] = y;
-    }
+    group_reverse(tour, pos, n, l_from, l_len);
 #endif
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {

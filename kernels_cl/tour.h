@@ -1,0 +1,46 @@
+/* Tour pieces that a whole work-group does together: reversing a cyclic path of a tour
+ * with its position array, and the length of a tour.  Power-of-two work-groups. */
+#ifndef TSPCL_TOUR_H
+#define TSPCL_TOUR_H
+
+#include "distance.h"
+
+/* Reverse the cyclic path of `len` positions from position `from` (pos follows). */
+inline void group_reverse(__global int *restrict tour, __global int *restrict pos, const int n,
+                          const int from, const int len)
+{
+    for (int s = get_local_id(0); s < len / 2; s += get_local_size(0)) {
+        int x = from + s, y = from + len - 1 - s;
+        x = x >= n ? x - n : x;
+        y = y >= n ? y - n : y;
+        const int cx = tour[x], cy = tour[y];
+        tour[x] = cy;
+        tour[y] = cx;
+        pos[cy] = x;
+        pos[cx] = y;
+    }
+}
+
+/* The closed tour's length, summed in 64 bits in `scratch` (one long per work-item);
+ * every work-item gets it. */
+inline long group_tour_length(DIST_PARAMS, __global const int *restrict tour,
+                              __local long *scratch)
+{
+    const int lid = get_local_id(0), p = get_local_size(0);
+    long s = 0;
+    for (int k = lid; k < n; k += p)
+        s += DIST(tour[k], tour[k + 1 == n ? 0 : k + 1]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    scratch[lid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = p / 2; h > 0; h >>= 1) {
+        if (lid < h)
+            scratch[lid] += scratch[lid + h];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const long length = scratch[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return length;
+}
+
+#endif
