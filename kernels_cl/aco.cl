@@ -10,9 +10,10 @@
  *   -D CL=<cl>                          candidate list length (0: none)
  *   -D WEIGHTS=<W_MATRIX|W_CANDIDATES>  n x n weights, or candidate edges only (below)
  * Weights are choice_info = tau^alpha * eta^beta (computed once per iteration by
- * mmas_trails); WRS reads their reciprocals instead.  Random numbers are Philox draws keyed by
- * the seed with counter (ant, iteration, step, slot): the same tours on a device for any
- * work-group size when SELECT_WRS; RWM's float sums follow the work-group's chunking.
+ * mmas_trails); WRS reads their reciprocals instead.  Random numbers are Philox draws
+ * keyed by the seed with counter (ant, iteration, step, slot): the same tours on a device
+ * for any work-group size with SELECT_WRS; RWM's float sums follow the work-group's
+ * dealing of the slots.
  */
 #include "tour.h"
 
@@ -117,42 +118,27 @@ inline uint tabu_candidate(TABU_DECL, const uint n, const uint i)
 inline void tabu_mark(TABU_DECL, const uint n, const uint v) { bits[v >> 5] |= 1u << (v & 31); }
 #endif
 
-/* ---- the slots a selection draws from ---------------------------------------------------
- * from_list: slot i is the i-th candidate of `cur` (NONE when visited); otherwise slot i
- * is tabu_candidate(i). */
-inline uint slot_node(TABU_DECL, const uint n, __global const int *restrict cand,
-                      const uint cur, const int from_list, const uint i)
-{
-#if CL > 0
-    if (from_list) {
-        const uint c = (uint)cand[cur * CL + i];
-        return tabu_visited(TABU_ARGS, n, c) ? NONE : c;
-    }
-#endif
-    return tabu_candidate(TABU_ARGS, n, i);
-}
-
 /* ---- the weights a selection reads ------------------------------------------------------
- * WEIGHTS = W_MATRIX: w[cur * n + v] for every edge (choice_info, section 2.1).
- * WEIGHTS = W_CANDIDATES (beyond the paper: pheromone on candidate edges only, O(n cl)
- * memory): w[cur * CL + slot] for the candidate slots, and an unlisted edge weighs
- * tau_min^alpha * eta^beta (fallback_tau = tau_min^alpha), computed when needed.
- * WRS reads reciprocals. */
+ * The list phase reads lw[cur * CL + i], the weight of the i-th candidate edge of cur,
+ * stored next to the list (mmas_list_weights copies it out of the matrix each iteration)
+ * so that a step loads the list and its weights together instead of one after the other.
+ * The full phase reads WEIGHTS = W_MATRIX: w[cur * n + v] for every edge (choice_info,
+ * section 2.1); WEIGHTS = W_CANDIDATES (beyond the paper: pheromone on candidate edges
+ * only, O(n cl) memory): an unlisted edge weighs tau_min^alpha * eta^beta (fallback_tau =
+ * tau_min^alpha), computed when needed.  WRS reads reciprocals everywhere. */
 #define W_MATRIX 0
 #define W_CANDIDATES 1
 #ifndef WEIGHTS
 #define WEIGHTS W_MATRIX
 #endif
-#define WEIGHT_DECL DIST_PARAMS, __global const float *restrict w, const float beta, \
-                    const float fallback_tau
-#define WEIGHT_ARGS DIST_ARGS, w, beta, fallback_tau
+#define WEIGHT_DECL DIST_PARAMS, __global const int *restrict cand, \
+                    __global const float *restrict lw, __global const float *restrict w, \
+                    const float beta, const float fallback_tau
+#define WEIGHT_ARGS DIST_ARGS, cand, lw, w, beta, fallback_tau
 
-inline float slot_weight(WEIGHT_DECL, const uint cur, const int from_list, const uint i,
-                         const uint v)
+inline float full_weight(WEIGHT_DECL, const uint cur, const uint v)
 {
 #if WEIGHTS == W_CANDIDATES
-    if (from_list)
-        return w[(ulong)cur * CL + i];
     const float x = fallback_tau * pow(1.0f / max((float)DIST((int)cur, (int)v), 0.5f), beta);
 #if SELECT == SELECT_WRS
     return x > 0.0f ? 1.0f / x : INFINITY;
@@ -164,195 +150,262 @@ inline float slot_weight(WEIGHT_DECL, const uint cur, const int from_list, const
 #endif
 }
 
+/* ---- the slots of the full phase -------------------------------------------------------
+ * LC and CT: slot i < tabu_length() holds an unvisited node.  BT: slot i is node i, free
+ * when its bit is clear. */
+#if TABU == TABU_BT
+#define FULL_SLOTS(n) (n)
+#define FULL_NODE(i) (tabu_visited(TABU_ARGS, un, i) ? NONE : (i))
+#else
+#define FULL_SLOTS(n) tabu_length(TABU_ARGS, n)
+#define FULL_NODE(i) tabu_candidate(TABU_ARGS, un, i)
+#endif
+
+/* The Philox draws of a slot: counter (ant, iteration, step, phase | slot); the full
+ * phase of WRS takes the four words of a draw for four slots, counter slot / 4. */
+#define LIST_PHASE 0x80000000u
+#define FULL_PHASE 0u
+
+/* A selection's local scratch (RWM: 2p floats; WRS: two accumulators of two uints) and
+ * the count of WRS selections so far; select_init() must be followed by a barrier. */
+typedef struct {
+    __local void *scratch;
+    uint calls;
+} select_state_t;
+
+inline select_state_t select_init(__local void *scratch)
+{
+    if (get_local_id(0) < 4)
+        ((__local uint *)scratch)[get_local_id(0)] = ~0u;
+    select_state_t st = {scratch, 0u};
+    return st;
+}
+
 #if SELECT == SELECT_WRS
-/* Weighted reservoir sampling, A-Res with one item (Fig. 7): every slot's key is
- * log(u) / w (the log of u^(1/w), with the reciprocal weight precomputed), the node of
- * the largest key wins (ties to the lower slot).  Returns NONE when no slot is free. */
-inline uint select_next(TABU_DECL, WEIGHT_DECL, __global const int *restrict cand,
-                        const uint cur, const int from_list, const uint slots,
+/* A slot's entry in the work-group minimum: |key| in the high word, so the largest key
+ * log2(u) / w (never positive) comes first, the node in the low word, so ties go to the
+ * lower node.  A zero weight (infinite reciprocal) is never drawn: ULONG_MAX. */
+inline ulong wrs_entry(const uint draw, const float inv_weight, const uint v)
+{
+    const float key = native_log2(unit_open0(draw)) * inv_weight;
+    return key > -INFINITY ? ((ulong)as_uint(fabs(key)) << 32) | v : ULONG_MAX;
+}
+
+/* The least entry over the work-group, every work-item gets it: a local atomic min on
+ * the high words, then one on the low words of the entries that hold the least high word
+ * (order-free, so the same for any schedule).  Two barriers instead of a tree's log2(p):
+ * st->calls alternates two accumulators, and the one not in use is reset between the
+ * barriers, after every work-item has read it last. */
+inline ulong group_min_entry(select_state_t *st, const ulong entry)
+{
+    volatile __local uint *acc = (volatile __local uint *)st->scratch + 2 * (st->calls & 1);
+    volatile __local uint *other = (volatile __local uint *)st->scratch + 2 * (~st->calls & 1);
+    st->calls++;
+    const uint high = (uint)(entry >> 32);
+    if (entry != ULONG_MAX)
+        atomic_min(acc, high);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint least = acc[0];
+    if (get_local_id(0) == 0)
+        other[0] = other[1] = ~0u;
+    if (entry != ULONG_MAX && high == least)
+        atomic_min(acc + 1, (uint)entry);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return least == ~0u ? ULONG_MAX : ((ulong)least << 32) | acc[1];
+}
+
+/* The full-phase slot i with its draw, folded into best. */
+inline ulong wrs_full_slot(TABU_DECL, WEIGHT_DECL, const uint cur, const uint i, const uint draw,
+                           const ulong best)
+{
+    const uint un = (uint)n, v = FULL_NODE(i);
+    return v == NONE ? best : min(best, wrs_entry(draw, full_weight(WEIGHT_ARGS, cur, v), v));
+}
+
+/* Weighted reservoir sampling, A-Res with one item (section 4.2.2, Fig. 7): every free
+ * slot's key is log2(u) / w with the reciprocal weight precomputed (u from the slot's own
+ * Philox word), the largest key wins.  The list phase draws among the unvisited
+ * candidates of cur, the full phase among every unvisited node, four consecutive slots
+ * per work-item and draw.  NONE when no slot with weight is free; the same node for any
+ * work-group size. */
+inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
                         const rng_key_t key, const uint ant, const uint iteration,
-                        const uint step, __local float *r_key, __local uint *r_slot,
-                        __local uint *r_node)
+                        const uint step, select_state_t *st)
 {
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
-    float best = -INFINITY;
-    uint best_slot = NONE, best_node = NONE;
-    for (uint i = lid; i < slots; i += p) {
-        const uint v = slot_node(TABU_ARGS, un, cand, cur, from_list, i);
-        if (v == NONE)
-            continue;
-        const uint4 d = ant_draws(key, ant, iteration, step, (from_list ? 0x80000000u : 0u) | i);
-        const float k = log(unit_open0(d.x)) * slot_weight(WEIGHT_ARGS, cur, from_list, i, v);
-        if (k > best || best_node == NONE) {
-            best = k;
-            best_slot = i;
-            best_node = v;
+    ulong best = ULONG_MAX;
+    if (from_list) {
+#if CL > 0
+        for (uint i = lid; i < CL; i += p) {
+            const uint draw = ant_draws(key, ant, iteration, step, LIST_PHASE | i).x;
+            const uint v = (uint)cand[cur * CL + i];
+            const float inv_weight = lw[cur * CL + i];
+            if (!tabu_visited(TABU_ARGS, un, v))
+                best = min(best, wrs_entry(draw, inv_weight, v));
+        }
+#endif
+    } else {
+        const uint slots = FULL_SLOTS(un);
+        for (uint i = 4 * lid; i < slots; i += 4 * p) {
+            const uint4 d = ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 2));
+            best = wrs_full_slot(TABU_ARGS, WEIGHT_ARGS, cur, i, d.x, best);
+            if (i + 1 < slots)
+                best = wrs_full_slot(TABU_ARGS, WEIGHT_ARGS, cur, i + 1, d.y, best);
+            if (i + 2 < slots)
+                best = wrs_full_slot(TABU_ARGS, WEIGHT_ARGS, cur, i + 2, d.z, best);
+            if (i + 3 < slots)
+                best = wrs_full_slot(TABU_ARGS, WEIGHT_ARGS, cur, i + 3, d.w, best);
         }
     }
-    r_key[lid] = best;
-    r_slot[lid] = best_slot;
-    r_node[lid] = best_node;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint h = p / 2; h > 0; h >>= 1) {
-        if (lid < h) {
-            const float k = r_key[lid + h];
-            const uint s = r_slot[lid + h];
-            if (r_node[lid + h] != NONE &&
-                (r_node[lid] == NONE || k > r_key[lid] || (k == r_key[lid] && s < r_slot[lid]))) {
-                r_key[lid] = k;
-                r_slot[lid] = s;
-                r_node[lid] = r_node[lid + h];
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const uint winner = r_node[0];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return winner;
+    const ulong won = group_min_entry(st, best);
+    return won == ULONG_MAX ? NONE : (uint)won;
 }
 #else
-/* Least value over the work-group (p a power of two); every work-item gets it. */
-inline uint group_min(__local uint *r, const uint value)
+/* The weight of slot i, 0 when it is not free. */
+inline float rwm_slot_weight(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
+                             const uint i)
 {
-    const uint lid = get_local_id(0), p = get_local_size(0);
-    r[lid] = value;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint h = p / 2; h > 0; h >>= 1) {
-        if (lid < h)
-            r[lid] = min(r[lid], r[lid + h]);
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const uint out = r[0];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return out;
+    const uint un = (uint)n;
+#if CL > 0
+    if (from_list)
+        return tabu_visited(TABU_ARGS, un, (uint)cand[cur * CL + i]) ? 0.0f : lw[cur * CL + i];
+#endif
+    const uint v = FULL_NODE(i);
+    return v == NONE ? 0.0f : full_weight(WEIGHT_ARGS, cur, v);
 }
 
-/* Parallel roulette wheel (section 4.2.1, Fig. 5): the slots [lo, hi) are cut into one
- * chunk per work-item, the chunks' weight sums are prefix-summed, r = u * total picks
- * the first chunk whose running sum exceeds r, and that chunk is cut again until one
- * slot is left; r keeps its offset inside the chosen chunk, so the choice is the
- * sequential roulette wheel's for that u (up to float rounding, which sends an r at the
- * very top to the last chunk with weight).  Returns NONE when no slot has weight.
- * (r_node is unused: the signature is the WRS one.) */
-inline uint select_next(TABU_DECL, WEIGHT_DECL, __global const int *restrict cand,
-                        const uint cur, const int from_list, const uint slots,
+/* Parallel roulette wheel (section 4.2.1, Fig. 5): the slots are dealt to the
+ * work-items (work-item j takes every p-th slot from the j-th), the work-items' weight
+ * sums are prefix-summed, r = u * total picks the first work-item whose running sum
+ * exceeds r (every work-item finds it by binary search), and that work-item's slots are
+ * dealt again until one slot is left; r keeps its offset inside the chosen share.  This
+ * is the sequential roulette wheel over the slots in dealt order, so every slot is
+ * drawn with probability weight / total (float rounding aside, which sends an r at the
+ * very top to the last share with weight).  NONE when no slot has weight.  scratch: 2p
+ * floats (the scan's two buffers); the caller puts a barrier between a returned node and
+ * the next call. */
+inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
                         const rng_key_t key, const uint ant, const uint iteration,
-                        const uint step, __local float *r_sum, __local uint *r_slot,
-                        __local uint *r_node)
+                        const uint step, select_state_t *st)
 {
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
-    uint lo = 0, hi = slots;
+    __local float *sums = (__local float *)st->scratch;
+    /* the slots still in the draw: base + stride * k for k < count */
+    uint base = 0, stride = 1, count = from_list ? CL : FULL_SLOTS(un);
     float r = -1.0f;  /* drawn once the first total is known */
     for (;;) {
-        const uint chunk = (hi - lo + p - 1) / p;
-        const uint a = min(hi, lo + lid * chunk), b = min(hi, a + chunk);
         float s = 0.0f;
-        for (uint i = a; i < b; i++) {
-            const uint v = slot_node(TABU_ARGS, un, cand, cur, from_list, i);
-            if (v != NONE)
-                s += slot_weight(WEIGHT_ARGS, cur, from_list, i, v);
-        }
-        r_sum[lid] = s;
+        for (uint k = lid; k < count; k += p)
+            s += rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, base + stride * k);
+        /* inclusive prefix sum, Hillis and Steele over two buffers, over the first
+         * `active` work-items (a power of two): the others hold no slot */
+        const uint active = count > 1 ? min(p, 1u << (32 - clz(count - 1))) : 1u;
+        __local float *in = sums, *out = sums + p;
+        in[lid] = s;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint off = 1; off < p; off <<= 1) {  /* inclusive prefix sum */
-            const float add = lid >= off ? r_sum[lid - off] : 0.0f;
+        for (uint off = 1; off < active; off <<= 1) {
+            out[lid] = lid >= off ? in[lid] + in[lid - off] : in[lid];
             barrier(CLK_LOCAL_MEM_FENCE);
-            r_sum[lid] += add;
-            barrier(CLK_LOCAL_MEM_FENCE);
+            __local float *t = in;
+            in = out;
+            out = t;
         }
-        const float total = r_sum[p - 1];
-        if (r < 0.0f) {
-            const uint4 d = ant_draws(key, ant, iteration, step, from_list ? 0xC0000000u : 0x40000000u);
-            r = (float)(d.x >> 8) * (1.0f / 16777216.0f) * total;  /* u in [0, 1) */
-        }
-        const float before = lid ? r_sum[lid - 1] : 0.0f;
-        /* key: the first chunk with weight whose running sum exceeds r, else (rounding)
-         * the last chunk with weight */
-        const uint k = r_sum[lid] > before ? (r < r_sum[lid] ? lid : 2 * p - 1 - lid) : NONE;
-        const uint best = group_min(r_slot, k);
-        if (best == NONE)
+        const float total = in[active - 1];
+        if (!(total > 0.0f)) {
+            barrier(CLK_LOCAL_MEM_FENCE);  /* the full phase may follow on the same buffers */
             return NONE;
-        const uint t = best < p ? best : 2 * p - 1 - best;
-        const uint ta = min(hi, lo + t * chunk), tb = min(hi, ta + chunk);
-        if (tb - ta == 1)
-            return slot_node(TABU_ARGS, un, cand, cur, from_list, ta);
-        r -= t ? r_sum[t - 1] : 0.0f;
-        r = min(max(r, 0.0f), r_sum[t] - (t ? r_sum[t - 1] : 0.0f));
-        lo = ta;
-        hi = tb;
+        }
+        if (r < 0.0f) {
+            const uint draw = ant_draws(key, ant, iteration, step, from_list ? LIST_PHASE : FULL_PHASE).x;
+            r = (float)(draw >> 8) * (1.0f / 16777216.0f) * total;  /* u in [0, 1) */
+        }
+        /* the first share whose running sum exceeds r, else (rounding) the first that
+         * reaches the total, i.e. the last share with weight */
+        const float bar = r < total ? r : nextafter(total, 0.0f);
+        uint t = 0;
+        for (uint span = active / 2; span > 0; span >>= 1)
+            if (in[t + span - 1] <= bar)
+                t += span;
+        const float before = t ? in[t - 1] : 0.0f;
+        base += stride * t;
+        count = (count - t + p - 1) / p;
+        stride *= p;
+        if (count == 1) {
+            if (from_list)
+                return (uint)cand[cur * CL + base];
+#if TABU == TABU_BT
+            return base;  /* free: its share has weight */
+#else
+            const uint v = FULL_NODE(base);
+            barrier(CLK_LOCAL_MEM_FENCE);  /* read before work-item 0 marks it */
+            return v;
+#endif
+        }
+        r = min(max(r - before, 0.0f), in[t] - before);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
 #endif
 
-/* One ant per work-group: a start drawn uniformly, then n-1 selections; writes the tour
- * (0-based cities) and its length. */
-__kernel void aco_construct(DIST_PARAMS, __global const float *restrict w,
-                            __global const int *restrict cand, const float alpha,
-                            const float beta, __global const double *restrict limits,
-                            const uint seed_lo,
+/* One ant per work-group: a start drawn uniformly, then n-1 selections, first among the
+ * current city's candidate list, then among every unvisited city; writes the tour
+ * (0-based cities) and its length.  Every work-item learns each chosen node from the
+ * selection; work-item 0 marks it and writes it out. */
+__kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
+                            __global const float *restrict lw, __global const float *restrict w,
+                            const float beta, const float alpha,
+                            __global const double *restrict limits, const uint seed_lo,
                             const uint seed_hi, const uint iteration,
                             __global int *restrict tours, __global long *restrict lengths,
-                            TABU_DECL, __local long *r_wide, __local uint *r_slot,
-                            __local uint *r_node)
+                            TABU_DECL, __local long *scratch)
 {
-    /* r_wide: p longs for the length, its first p floats the selections' scratch (declared
-     * long so that the driver aligns it for longs) */
-    __local float *r_val = (__local float *)r_wide;
     const float fallback_tau = pow((float)limits[0], alpha);
-    const uint ant = get_group_id(0), lid = get_local_id(0), p = get_local_size(0);
-    const uint un = (uint)n;
+    const uint ant = get_group_id(0), lid = get_local_id(0), un = (uint)n;
     const rng_key_t key = {seed_lo, seed_hi};
     __global int *tour = tours + (ulong)ant * un;
-    __local uint l_cur;
     tabu_init(TABU_ARGS, un);
-    if (lid == 0) {
-        const uint start = rng_below(ant_draws(key, ant, iteration, 0u, 0xFFFFFFFFu).x, un);
-        tour[0] = (int)start;
-        l_cur = start;
-    }
+    select_state_t st = select_init(scratch);
+    uint cur = rng_below(ant_draws(key, ant, iteration, 0u, 0xFFFFFFFFu).x, un);
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0)
-        tabu_mark(TABU_ARGS, un, l_cur);
+    if (lid == 0) {
+        tour[0] = (int)cur;
+        tabu_mark(TABU_ARGS, un, cur);
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint step = 1; step < un; step++) {
-        const uint cur = l_cur;
         uint next = NONE;
 #if CL > 0
-        next = select_next(TABU_ARGS, WEIGHT_ARGS, cand, cur, 1, CL, key, ant, iteration, step,
-                           r_val, r_slot, r_node);
+        next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 1, key, ant, iteration, step, &st);
 #endif
         if (next == NONE)
-            next = select_next(TABU_ARGS, WEIGHT_ARGS, cand, cur, 0, tabu_length(TABU_ARGS, un),
-                               key, ant, iteration, step, r_val, r_slot, r_node);
+            next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 0, key, ant, iteration, step, &st);
+        for (uint i = 0; next == NONE; i++)  /* every weight underflowed: the first free */
+            next = tabu_candidate(TABU_ARGS, un, i);
         if (lid == 0) {
-            for (uint i = 0; next == NONE; i++)  /* every weight underflowed: first free */
-                next = tabu_candidate(TABU_ARGS, un, i);
             tabu_mark(TABU_ARGS, un, next);
             tour[step] = (int)next;
-            l_cur = next;
         }
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        cur = next;
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const long length = group_tour_length(DIST_ARGS, tour, r_wide);
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    const long length = group_tour_length(DIST_ARGS, tour, scratch);
     if (lid == 0)
         lengths[ant] = length;
 }
 
 /* Tests: one selection step per work-group (trial t draws as ant t would at `step`):
  * the nodes in visited[0..nvisited) are marked, the ant stands at `cur`, and the node
- * chosen exactly as aco_construct chooses it goes to chosen[t]. */
-__kernel void aco_select_sample(DIST_PARAMS, __global const float *restrict w,
-                                __global const int *restrict cand, const float beta,
-                                const float fallback_tau, const uint seed_lo,
-                                const uint seed_hi, const uint step, const uint cur,
+ * chosen exactly as aco_construct chooses it goes to chosen[t] (-1: none with weight). */
+__kernel void aco_select_sample(WEIGHT_DECL, const uint seed_lo, const uint seed_hi,
+                                const uint step, const uint cur,
                                 __global const int *restrict visited, const int nvisited,
-                                __global int *restrict chosen, TABU_DECL,
-                                __local float *r_val, __local uint *r_slot, __local uint *r_node)
+                                __global int *restrict chosen, TABU_DECL, __local long *scratch)
 {
     const uint trial = get_group_id(0), lid = get_local_id(0), un = (uint)n;
     const rng_key_t key = {seed_lo, seed_hi};
     tabu_init(TABU_ARGS, un);
+    select_state_t st = select_init(scratch);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0)
         for (int i = 0; i < nvisited; i++)
@@ -360,12 +413,10 @@ __kernel void aco_select_sample(DIST_PARAMS, __global const float *restrict w,
     barrier(CLK_LOCAL_MEM_FENCE);
     uint next = NONE;
 #if CL > 0
-    next = select_next(TABU_ARGS, WEIGHT_ARGS, cand, cur, 1, CL, key, trial, 0u, step,
-                       r_val, r_slot, r_node);
+    next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 1, key, trial, 0u, step, &st);
 #endif
     if (next == NONE)
-        next = select_next(TABU_ARGS, WEIGHT_ARGS, cand, cur, 0, tabu_length(TABU_ARGS, un),
-                           key, trial, 0u, step, r_val, r_slot, r_node);
+        next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 0, key, trial, 0u, step, &st);
     if (lid == 0)
         chosen[trial] = next == NONE ? -1 : (int)next;
 }

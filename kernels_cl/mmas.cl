@@ -159,3 +159,16 @@ __kernel void mmas_best(const int n, const int ants, __global const long *restri
         }
     }
 }
+
+/* The construction's list weights (kernels_cl/aco.cl, matrix store only): the weight of
+ * each candidate edge copied next to its list, so that a construction step loads the
+ * list and the weights together instead of one after the other. */
+__kernel void mmas_list_weights(const int n, const int cl, __global const int *restrict cand,
+                                __global const float *restrict weight,
+                                __global float *restrict list_weight)
+{
+    const ulong id = get_global_id(0);
+    if (id >= (ulong)n * cl)
+        return;
+    list_weight[id] = weight[(id / cl) * n + cand[id]];
+}

@@ -151,11 +151,13 @@ def sample(rt, selection, tabu, weights, visited, cur, trials, cand=None, step=1
     tabu_args = {"lc": [lm(2 * n), lm(2 * n), lm(4)], "ct": [lm(2 * n), lm(4)],
                  "bt": [lm(mmas.tabu_bytes("bt", n))]}[tabu]
     out = rt.empty(4 * trials)
-    k(rt.queue, (trials * group,), (group,), *dinst.dist_args, rt.to_device(host),
-      rt.to_device(np.asarray(cand if cand is not None else [0], np.int32)),
+    cand = np.zeros((n, 1), np.int32) if cand is None else cand
+    list_weights = host if store == "candidates" else np.take_along_axis(host, cand, axis=1)
+    k(rt.queue, (trials * group,), (group,), *dinst.dist_args, rt.to_device(cand),
+      rt.to_device(np.ascontiguousarray(list_weights)), rt.to_device(host),
       np.float32(2.0), np.float32(fallback_tau), np.uint32(11), np.uint32(0), np.uint32(step), np.uint32(cur),
       rt.to_device(np.asarray(visited, np.int32)), np.int32(len(visited)), out, *tabu_args,
-      lm(8 * group), lm(4 * group), lm(4 * group))
+      lm(mmas.scratch_bytes(group)))
     return rt.read(out, np.int32, trials)
 
 
@@ -238,7 +240,7 @@ def test_global_best_deposit_and_time_limits_run(rt):  # noqa: F811
 
 def test_a_tabu_that_does_not_fit_names_the_variants_that_do(rt):  # noqa: F811
     small = Runtime(rt.device)
-    small.__dict__["limits"] = rt.limits.__class__(**{**rt.limits.__dict__, "local_mem": 2400})
+    small.__dict__["limits"] = rt.limits.__class__(**{**rt.limits.__dict__, "local_mem": 2200})
     inst = generate("uniform", 1000, seed=1)
     with pytest.raises(UsageError, match="variants that fit: rwm-bt, wrs-bt"):
         solve(inst, SPEC, mmas.MmasParams(variant="rwm-lc", iterations=1, threads=32), small)

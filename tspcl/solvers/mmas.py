@@ -107,8 +107,9 @@ def tabu_bytes(tabu: str, n: int) -> int:
 
 
 def scratch_bytes(threads: int) -> int:
-    """Local memory of the selection's reductions: a long, a uint and a uint per work-item."""
-    return 16 * threads
+    """Local memory of the selection's reductions: a long (WRS, the length) or two
+    floats (RWM's scan) per work-item."""
+    return 8 * threads
 
 
 def ant_group_size(n: int, max_group: int, cl: int) -> int:
@@ -157,10 +158,15 @@ class DeviceColony:
                 f"but {rt.name} has {rt.limits.local_mem}; variants that fit: "
                 f"{', '.join(fit) or 'none'}")
         self.k = {name: ctx.dinst.kernel("mmas", name, **store) for name in
-                  ("mmas_heuristic", "mmas_trails", "mmas_deposit", "mmas_best")}
+                  ("mmas_heuristic", "mmas_trails", "mmas_deposit", "mmas_best", "mmas_list_weights")}
         self.cells = cells = n * (cl if p.store == "candidates" else n)
         self.tau, self.heur, self.weight = rt.empty(4 * cells), rt.empty(4 * cells), rt.empty(4 * cells)
         self.inv_weight = rt.empty(4 * cells) if p.selection == "wrs" else None
+        self.drawn = self.inv_weight if p.selection == "wrs" else self.weight  # what selection reads
+        # the candidate edges' weights next to the lists (aco.cl): the store itself with
+        # store=candidates, a copy refreshed every iteration with the matrix
+        self.copy_list_weights = bool(cl) and p.store == "matrix"
+        self.list_weight = rt.empty(4 * n * cl) if self.copy_list_weights else self.drawn
         self.tours, self.lengths = rt.empty(4 * self.ants * n), rt.empty(8 * self.ants)
         self.best_tour = rt.empty(4 * n)
         self.status_host = np.zeros(4, np.int64)
@@ -186,7 +192,15 @@ class DeviceColony:
         cells = _round_up(self.cells, MATRIX_GROUP)
         return [self.k["mmas_heuristic"](rt.queue, (cells,), (MATRIX_GROUP,), *self.ctx.dinst.dist_args,
                                          self.cand, np.float32(p.beta), self.heur),
-                self._trails(evaporate=False)]
+                self._trails(evaporate=False), *self._list_weights()]
+
+    def _list_weights(self) -> list:
+        if not self.copy_list_weights:
+            return []
+        n, cl = self.n, self.cl
+        return [self.k["mmas_list_weights"](self.rt.queue, (_round_up(n * cl, MATRIX_GROUP),), (MATRIX_GROUP,),
+                                            np.int32(n), np.int32(cl), self.cand, self.drawn,
+                                            self.list_weight)]
 
     def _trails(self, evaporate: bool):
         rt, p, n = self.rt, self.p, self.n
@@ -197,16 +211,17 @@ class DeviceColony:
 
     def iteration(self, it: int, seed: int) -> list:
         """Enqueue one iteration: construction, the ants' 2-opt if any, best,
-        evaporation, deposit (events in that order)."""
+        evaporation, deposit, the list weights' copy with the matrix store and cl
+        (events in that order)."""
         rt, p, n, lm = self.rt, self.p, self.n, self.rt.cl.LocalMemory
         g = self.group
         tabu = {"lc": [lm(2 * n), lm(2 * n), lm(4)], "ct": [lm(2 * n), lm(4)],
                 "bt": [lm(tabu_bytes("bt", n))]}[p.tabu]  # aco.cl TABU_DECL
-        weights = self.inv_weight if p.selection == "wrs" else self.weight
         events = [self.construct_k(
-            rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, weights, self.cand,
-            np.float32(p.alpha), np.float32(p.beta), self.limits, np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint32(it),
-            self.tours, self.lengths, *tabu, lm(8 * g), lm(4 * g), lm(4 * g))]
+            rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, self.cand, self.list_weight,
+            self.drawn, np.float32(p.beta), np.float32(p.alpha), self.limits,
+            np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint32(it),
+            self.tours, self.lengths, *tabu, lm(scratch_bytes(g)))]
         if self.ls:
             kernel, cand, positions, lg = self.ls
             events.append(kernel(rt.queue, (self.ants * lg,), (lg,), *self.ctx.dinst.dist_args, cand,
@@ -222,6 +237,7 @@ class DeviceColony:
             rt.queue, (_round_up(n, 64),), (64,), np.int32(n), self.tau, self.heur, self.weight,
             self.inv_weight, self.limits, self.status, self.tours, self.best_tour,
             np.int32(p.deposit == "global"), np.float32(p.alpha), self.cand))
+        events += self._list_weights()
         return events
 
     def read_status(self) -> np.ndarray:
@@ -262,6 +278,8 @@ def _memory(inst: Instance, p: MmasParams) -> int:
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
     cells = n * (min(p.cl, n - 1) if p.store == "candidates" else n)
     matrices = (4 if p.selection == "wrs" else 3) * 4 * cells
+    if p.store == "matrix":
+        matrices += 4 * n * min(p.cl, n - 1)  # the list weights' copy
     ls = (4 * ants * n + candidate_bytes(n, p.ls_neighbors)) if p.ls == "2opt" else 0
     return (base + matrices + 4 * ants * n + 8 * ants + candidate_bytes(n, max(p.cl, 10))
             + ls + 16 * n + 2**20)
