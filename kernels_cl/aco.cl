@@ -161,24 +161,48 @@ inline float full_weight(WEIGHT_DECL, const uint cur, const uint v)
 #define FULL_NODE(i) tabu_candidate(TABU_ARGS, un, i)
 #endif
 
-/* The Philox draws of a slot: counter (ant, iteration, step, phase | slot); the full
- * phase of WRS takes the four words of a draw for four slots, counter slot / 4. */
+/* The Philox draws of a slot: counter (ant, iteration, step, phase | slot), except WRS,
+ * whose full phase takes the four words of a draw for four slots (counter slot / 4) and
+ * whose list phase takes them for four steps (counter step / 4, the words kept between
+ * steps): a quarter of the Philox work. */
 #define LIST_PHASE 0x80000000u
 #define FULL_PHASE 0u
 
-/* A selection's local scratch (RWM: 2p floats; WRS: two accumulators of two uints) and
- * the count of WRS selections so far; select_init() must be followed by a barrier. */
+/* A selection's local scratch (RWM: 2p floats; WRS: two accumulators of two uints), the
+ * count of WRS selections so far, and the work-item's list-phase draw for its first
+ * slot; select_init() must be followed by a barrier. */
 typedef struct {
     __local void *scratch;
     uint calls;
+    uint4 list_words;   /* the draw of block list_block for slot get_local_id(0) */
+    uint list_block;
 } select_state_t;
 
 inline select_state_t select_init(__local void *scratch)
 {
     if (get_local_id(0) < 4)
         ((__local uint *)scratch)[get_local_id(0)] = ~0u;
-    select_state_t st = {scratch, 0u};
+    select_state_t st = {scratch, 0u, (uint4)(0u), ~0u};
     return st;
+}
+
+inline uint word_of(const uint4 w, const uint k)
+{
+    return k == 0 ? w.x : k == 1 ? w.y : k == 2 ? w.z : w.w;
+}
+
+/* WRS's list-phase word for slot i at `step`: word step % 4 of the draw (ant, iteration,
+ * step / 4, LIST_PHASE | i); slot get_local_id(0) reuses its draw for four steps. */
+inline uint list_draw(select_state_t *st, const rng_key_t key, const uint ant,
+                      const uint iteration, const uint step, const uint i)
+{
+    if (i != get_local_id(0))
+        return word_of(ant_draws(key, ant, iteration, step >> 2, LIST_PHASE | i), step & 3);
+    if (st->list_block != step >> 2) {
+        st->list_words = ant_draws(key, ant, iteration, step >> 2, LIST_PHASE | i);
+        st->list_block = step >> 2;
+    }
+    return word_of(st->list_words, step & 3);
 }
 
 #if SELECT == SELECT_WRS
@@ -237,7 +261,7 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
     if (from_list) {
 #if CL > 0
         for (uint i = lid; i < CL; i += p) {
-            const uint draw = ant_draws(key, ant, iteration, step, LIST_PHASE | i).x;
+            const uint draw = list_draw(st, key, ant, iteration, step, i);
             const uint v = (uint)cand[cur * CL + i];
             const float inv_weight = lw[cur * CL + i];
             if (!tabu_visited(TABU_ARGS, un, v))
@@ -247,6 +271,10 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
     } else {
         const uint slots = FULL_SLOTS(un);
         for (uint i = 4 * lid; i < slots; i += 4 * p) {
+#if TABU == TABU_BT
+            if (((bits[i >> 5] >> (i & 31)) & 0xFu) == 0xFu)
+                continue;  /* four visited nodes: no draw */
+#endif
             const uint4 d = ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 2));
             best = wrs_full_slot(TABU_ARGS, WEIGHT_ARGS, cur, i, d.x, best);
             if (i + 1 < slots)

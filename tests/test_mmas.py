@@ -256,10 +256,10 @@ def test_matrices_that_do_not_fit_are_refused_before_allocation(rt):  # noqa: F8
 
 
 def test_work_group_size_rule():
-    assert mmas.ant_group_size(1002, 1024, 32) == 32
-    assert mmas.ant_group_size(1002, 1024, 0) == 64 and mmas.ant_group_size(3795, 1024, 0) == 256
-    assert mmas.ant_group_size(100000, 1024, 0) == 512 and mmas.ant_group_size(100000, 256, 0) == 256
-    assert mmas.ant_group_size(50, 1024, 0) == 32 and mmas.ant_group_size(500, 1024, 48) == 64
+    assert mmas.ant_group_size(1002, 1024, 32) == 32 and mmas.ant_group_size(500, 1024, 48) == 64
+    assert mmas.ant_group_size(198, 1024, 0) == 64 and mmas.ant_group_size(3795, 1024, 0) == 128
+    assert mmas.ant_group_size(100000, 1024, 0) == 128 and mmas.ant_group_size(100000, 64, 0) == 64
+    assert mmas.ant_group_size(50, 1024, 0) == 32
 
 
 @pytest.mark.parametrize("bad, match", [

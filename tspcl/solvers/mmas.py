@@ -113,15 +113,15 @@ def scratch_bytes(threads: int) -> int:
 
 
 def ant_group_size(n: int, max_group: int, cl: int) -> int:
-    """Work-items per ant, a power of two from 32 to 512 within the device's limit.
-    Without candidate lists every step scans the unvisited cities: about n/8 (the
-    paper's best size grows with n).  With them most steps draw among cl cities: the
-    power of two at or above cl, so that no work-item idles there and more ants fit on a
-    compute unit (a prediction still to be measured on the GPU: scripts/gpu_mmas.sh)."""
+    """Work-items per ant, a power of two of at least 32 within the device's limit: with
+    candidate lists, the power of two at or above cl (one slot per work-item, 32 for cl
+    32); without them, about n/4 up to 128.  Measured on the H200 (BENCHMARKS.md, MMAS
+    work-group sweep): with cl 32, 32 beat 64 everywhere; without cl, 128 was best or
+    within 5 % of the best from d198 to fl3795, 32 up to 2.7x slower, 256 up to 1.7x."""
     if cl:
-        want = 1 << max(5, min(9, (cl - 1).bit_length()))
+        want = 1 << max(5, (cl - 1).bit_length())
     else:
-        want = 1 << max(5, min(9, (max(n // 8, 1)).bit_length() - 1))
+        want = 1 << max(5, min(7, (max(n // 4, 1) - 1).bit_length()))
     return max(32, min(want, 1 << (max_group.bit_length() - 1)))
 
 
