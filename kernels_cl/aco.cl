@@ -168,7 +168,7 @@ inline float full_weight(WEIGHT_DECL, const uint cur, const uint v)
 #define LIST_PHASE 0x80000000u
 #define FULL_PHASE 0u
 
-/* A selection's local scratch (RWM: 2p floats; WRS: two accumulators of two uints), the
+/* A selection's local scratch (RWM: 3p floats; WRS: two accumulators of two uints), the
  * count of WRS selections so far, and the work-item's list-phase draw for its first
  * slot; select_init() must be followed by a barrier. */
 typedef struct {
@@ -309,9 +309,9 @@ inline float rwm_slot_weight(TABU_DECL, WEIGHT_DECL, const uint cur, const int f
  * dealt again until one slot is left; r keeps its offset inside the chosen share.  This
  * is the sequential roulette wheel over the slots in dealt order, so every slot is
  * drawn with probability weight / total (float rounding aside, which sends an r at the
- * very top to the last share with weight).  NONE when no slot has weight.  scratch: 2p
- * floats (the scan's two buffers); the caller puts a barrier between a returned node and
- * the next call. */
+ * very top to the last share with weight).  NONE when no slot has weight.  scratch: 3p
+ * floats (the scan's two buffers, the shares' own sums); the caller puts a barrier
+ * between a returned node and the next call. */
 inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
                         const rng_key_t key, const uint ant, const uint iteration,
                         const uint step, select_state_t *st)
@@ -328,8 +328,9 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
         /* inclusive prefix sum, Hillis and Steele over two buffers, over the first
          * `active` work-items (a power of two): the others hold no slot */
         const uint active = count > 1 ? min(p, 1u << (32 - clz(count - 1))) : 1u;
-        __local float *in = sums, *out = sums + p;
+        __local float *in = sums, *out = sums + p, *own = sums + 2 * p;
         in[lid] = s;
+        own[lid] = s;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint off = 1; off < active; off <<= 1) {
             out[lid] = lid >= off ? in[lid] + in[lid - off] : in[lid];
@@ -354,6 +355,18 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
         for (uint span = active / 2; span > 0; span >>= 1)
             if (in[t + span - 1] <= bar)
                 t += span;
+        /* the scan sums each prefix in its own order, so a share without weight can
+         * still show a rise of one rounding: take the next share with weight instead
+         * (or the last one before) */
+        if (!(own[t] > 0.0f)) {
+            uint u = t + 1;
+            while (u < active && !(own[u] > 0.0f))
+                u++;
+            if (u == active)
+                for (u = t; u > 0 && !(own[u] > 0.0f); u--)
+                    ;
+            t = u;
+        }
         const float before = t ? in[t - 1] : 0.0f;
         base += stride * t;
         count = (count - t + p - 1) / p;
@@ -369,7 +382,7 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
             return v;
 #endif
         }
-        r = min(max(r - before, 0.0f), in[t] - before);
+        r = min(max(r - before, 0.0f), own[t]);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }

@@ -107,9 +107,9 @@ def tabu_bytes(tabu: str, n: int) -> int:
 
 
 def scratch_bytes(threads: int) -> int:
-    """Local memory of the selection's reductions: a long (WRS, the length) or two
-    floats (RWM's scan) per work-item."""
-    return 8 * threads
+    """Local memory of the selection and the length per work-item: three floats (RWM's
+    scan and the shares' sums), a long (the length)."""
+    return 12 * threads
 
 
 def ant_group_size(n: int, max_group: int, cl: int) -> int:
