@@ -310,8 +310,7 @@ inline float rwm_slot_weight(TABU_DECL, WEIGHT_DECL, const uint cur, const int f
  * is the sequential roulette wheel over the slots in dealt order, so every slot is
  * drawn with probability weight / total (float rounding aside, which sends an r at the
  * very top to the last share with weight).  NONE when no slot has weight.  scratch: 3p
- * floats (the scan's two buffers, the shares' own sums); the caller puts a barrier
- * between a returned node and the next call. */
+ * floats (the scan's two buffers, the shares' own sums). */
 inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
                         const rng_key_t key, const uint ant, const uint iteration,
                         const uint step, select_state_t *st)
@@ -319,9 +318,11 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     __local float *sums = (__local float *)st->scratch;
     /* the slots still in the draw: base + stride * k for k < count */
-    uint base = 0, stride = 1, count = from_list ? CL : FULL_SLOTS(un);
+    uint base = 0, stride = 1, count = from_list ? CL : FULL_SLOTS(un), chosen = NONE;
     float r = -1.0f;  /* drawn once the first total is known */
-    for (;;) {
+    /* one exit and a barrier at the end of every stage, outside any branch (PoCL 5
+     * mis-compiled the version that returned from inside the stages) */
+    for (int drawing = 1; drawing;) {
         float s = 0.0f;
         for (uint k = lid; k < count; k += p)
             s += rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, base + stride * k);
@@ -341,50 +342,46 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
         }
         const float total = in[active - 1];
         if (!(total > 0.0f)) {
-            barrier(CLK_LOCAL_MEM_FENCE);  /* the full phase may follow on the same buffers */
-            return NONE;
+            drawing = 0;  /* no slot with weight: NONE */
+        } else {
+            if (r < 0.0f) {
+                const uint draw = ant_draws(key, ant, iteration, step, from_list ? LIST_PHASE : FULL_PHASE).x;
+                r = (float)(draw >> 8) * (1.0f / 16777216.0f) * total;  /* u in [0, 1) */
+            }
+            /* the first share whose running sum exceeds r, else (rounding) the first
+             * that reaches the total, i.e. the last share with weight */
+            const float bar = r < total ? r : nextafter(total, 0.0f);
+            uint t = 0;
+            for (uint span = active / 2; span > 0; span >>= 1)
+                if (in[t + span - 1] <= bar)
+                    t += span;
+            /* the scan sums each prefix in its own order, so a share without weight
+             * can still show a rise of one rounding: take the next share with weight
+             * instead (or the last one before) */
+            if (!(own[t] > 0.0f)) {
+                uint u = t + 1;
+                while (u < active && !(own[u] > 0.0f))
+                    u++;
+                if (u == active)
+                    for (u = t; u > 0 && !(own[u] > 0.0f); u--)
+                        ;
+                t = u;
+            }
+            const float before = t ? in[t - 1] : 0.0f;
+            base += stride * t;
+            count = (count - t + p - 1) / p;
+            stride *= p;
+            r = min(max(r - before, 0.0f), own[t]);
+            if (count == 1) {
+                drawing = 0;
+                /* BT: base is free, its share has weight; LC, CT: read before the
+                 * barrier, so before work-item 0 marks it */
+                chosen = from_list ? (uint)cand[cur * CL + base] : TABU == TABU_BT ? base : FULL_NODE(base);
+            }
         }
-        if (r < 0.0f) {
-            const uint draw = ant_draws(key, ant, iteration, step, from_list ? LIST_PHASE : FULL_PHASE).x;
-            r = (float)(draw >> 8) * (1.0f / 16777216.0f) * total;  /* u in [0, 1) */
-        }
-        /* the first share whose running sum exceeds r, else (rounding) the first that
-         * reaches the total, i.e. the last share with weight */
-        const float bar = r < total ? r : nextafter(total, 0.0f);
-        uint t = 0;
-        for (uint span = active / 2; span > 0; span >>= 1)
-            if (in[t + span - 1] <= bar)
-                t += span;
-        /* the scan sums each prefix in its own order, so a share without weight can
-         * still show a rise of one rounding: take the next share with weight instead
-         * (or the last one before) */
-        if (!(own[t] > 0.0f)) {
-            uint u = t + 1;
-            while (u < active && !(own[u] > 0.0f))
-                u++;
-            if (u == active)
-                for (u = t; u > 0 && !(own[u] > 0.0f); u--)
-                    ;
-            t = u;
-        }
-        const float before = t ? in[t - 1] : 0.0f;
-        base += stride * t;
-        count = (count - t + p - 1) / p;
-        stride *= p;
-        if (count == 1) {
-            if (from_list)
-                return (uint)cand[cur * CL + base];
-#if TABU == TABU_BT
-            return base;  /* free: its share has weight */
-#else
-            const uint v = FULL_NODE(base);
-            barrier(CLK_LOCAL_MEM_FENCE);  /* read before work-item 0 marks it */
-            return v;
-#endif
-        }
-        r = min(max(r - before, 0.0f), own[t]);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+    return chosen;
 }
 #endif
 
