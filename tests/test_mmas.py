@@ -212,6 +212,15 @@ def ranks(values):
     return r
 
 
+@pytest.mark.parametrize("cl", [0, 8])
+def test_wrs_tours_do_not_depend_on_the_work_items_per_ant(rt, cl):  # noqa: F811
+    inst = generate("clustered", 90, seed=4)
+    orders = [list(solve(inst, SPEC, mmas.MmasParams(variant="wrs-ct", cl=cl, ants=12, iterations=6,
+                                                     threads=threads), rt, seed=3).order)
+              for threads in (32, 64, 128)]
+    assert orders[0] == orders[1] == orders[2]
+
+
 def test_the_six_variants_are_statistically_alike(rt):  # noqa: F811
     inst = generate("uniform", 45, seed=9)
     lengths = {v: [solve(inst, SPEC, mmas.MmasParams(variant=v, iterations=15, ants=20), rt,
