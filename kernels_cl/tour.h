@@ -1,5 +1,6 @@
 /* Tour pieces that a whole work-group does together: reversing a cyclic path of a tour
- * with its position array, and the length of a tour.  Power-of-two work-groups. */
+ * with its position array, a 64-bit sum, and the length of a tour.  Power-of-two
+ * work-groups. */
 #ifndef TSPCL_TOUR_H
 #define TSPCL_TOUR_H
 
@@ -21,26 +22,33 @@ inline void group_reverse(__global int *restrict tour, __global int *restrict po
     }
 }
 
-/* The closed tour's length, summed in 64 bits in `scratch` (one long per work-item);
- * every work-item gets it. */
-inline long group_tour_length(DIST_PARAMS, __global const int *restrict tour,
-                              __local long *scratch)
+/* The sum of every work-item's value, in `scratch` (one long per work-item, p a power of
+ * two); every work-item gets it. */
+inline long group_sum_long(__local long *scratch, const long value)
 {
     const int lid = get_local_id(0), p = get_local_size(0);
-    long s = 0;
-    for (int k = lid; k < n; k += p)
-        s += DIST(tour[k], tour[k + 1 == n ? 0 : k + 1]);
     barrier(CLK_LOCAL_MEM_FENCE);
-    scratch[lid] = s;
+    scratch[lid] = value;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int h = p / 2; h > 0; h >>= 1) {
         if (lid < h)
             scratch[lid] += scratch[lid + h];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const long length = scratch[0];
+    const long sum = scratch[0];
     barrier(CLK_LOCAL_MEM_FENCE);
-    return length;
+    return sum;
+}
+
+/* The closed tour's length, summed in 64 bits in `scratch` (one long per work-item);
+ * every work-item gets it. */
+inline long group_tour_length(DIST_PARAMS, __global const int *restrict tour,
+                              __local long *scratch)
+{
+    long s = 0;
+    for (int k = get_local_id(0); k < n; k += get_local_size(0))
+        s += DIST(tour[k], tour[k + 1 == n ? 0 : k + 1]);
+    return group_sum_long(scratch, s);
 }
 
 #endif
