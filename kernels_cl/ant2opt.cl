@@ -1,56 +1,107 @@
 /* 2-opt local search on every ant's tour, one work-group per ant (Skinderowicz 2020,
  * section 5.7: Bentley's 2-opt over the nearest neighbours (32) with don't-look bits,
- * the group searching in parallel and reversing the chosen segment together).
+ * groups of work-items searching in parallel, the whole work-group reversing the
+ * chosen segment).
  *
- * The group sweeps the cities in chunks of one city per work-item; a work-item whose
- * city's don't-look bit is clear evaluates both 2-opt moves that join the city to each
- * of its M candidates (as tspcl's local search does: the successor and the predecessor
- * variants), the chunk's best improving move is applied (the shorter side of the cyclic
- * tour reversed), the bits of its four ends cleared, the bits of the chunk's cities that
- * found nothing set.  When a sweep over every city finds no move, every bit is cleared
- * once more and the search goes on; it stops when such a fresh sweep finds nothing, so
- * the tour is 2-opt optimal within the candidate lists (Bentley's bits alone would miss
- * the moves that a neighbour's change opened).  Build with -D M=<candidates>.
+ * The group sweeps the cities in chunks of C = p / SPLIT cities: SPLIT neighbouring
+ * work-items share a city, each evaluating every SPLIT-th of its M candidates (the
+ * paper gives a warp to a city), and a city whose don't-look bit is clear tries both
+ * 2-opt moves that join it to each candidate (the successor and the predecessor
+ * variants, as tspcl's local search does).  Each city of the chunk keeps its best move;
+ * the moves are then applied one after another in city order, each after its gain is
+ * computed afresh on the tour the earlier ones left (a move that stopped improving is
+ * skipped), so one evaluation of the chunk pays for several moves.  A move reverses the
+ * shorter side of the cyclic tour and clears the bits of its four ends; a city that
+ * found nothing sets its bit.  When a sweep over every city applies no move, every bit
+ * is cleared once more and the search goes on; it stops when such a fresh sweep applies
+ * nothing, so the tour is 2-opt optimal within the candidate lists (Bentley's bits
+ * alone would miss the moves that a neighbour's change opened).
+ *
+ * Build with -D M=<candidates> -D SPLIT=<work-items per city, a power of two dividing
+ * the work-group size> -D LOCAL_TOUR=<1: the tour and its positions live in local
+ * memory as 16-bit cities (n < 65536 and 4n bytes to spare), 0: in global memory>.
  */
 #include "tour.h"
 
-#ifndef M
-#error "build with -D M=<candidates per city>"
+#if !defined(M) || !defined(SPLIT) || !defined(LOCAL_TOUR)
+#error "build with -D M=<candidates per city> -D SPLIT=<work-items per city> -D LOCAL_TOUR=<0|1>"
 #endif
 
-#define AT(p) tour[(p) >= n ? (p) - n : (p)]
+#if LOCAL_TOUR
+#define TOUR_SPACE __local
+typedef ushort city_t;
+#else
+#define TOUR_SPACE __global
+typedef int city_t;
+#endif
+
+DEFINE_GROUP_REVERSE(reverse_path, TOUR_SPACE, city_t)
+
+#define AT(p) ((int)tour[(p) >= n ? (p) - n : (p)])
+#define BIT_SET(bits, c) (((bits)[(c) >> 5] >> ((c) & 31)) & 1u)
+
+/* The gain of the move keyed `key` ((a * M + s) * 2 + variant, joining a to its s-th
+ * candidate c) on the tour as it is now, and its ends: the move removes (x1, x2 = succ
+ * x1) and (y1, y2 = succ y1), adds (x1, y1) and (x2, y2); it is 0 when the two removed
+ * edges touch. */
+inline long move_gain(DIST_PARAMS, __global const int *restrict cand, TOUR_SPACE const city_t *tour,
+                      TOUR_SPACE const city_t *pos, const int key, int ends[4])
+{
+    const int a = key / (2 * M), c = cand[key >> 1];
+    int x1 = a, y1 = c;
+    if (key & 1) {  /* predecessor variant: x1 = pred a, y1 = pred c */
+        x1 = AT(pos[a] + n - 1);
+        y1 = AT(pos[c] + n - 1);
+    }
+    ends[0] = x1;
+    ends[1] = AT(pos[x1] + 1);
+    ends[2] = y1;
+    ends[3] = AT(pos[y1] + 1);
+    return (long)DIST(ends[0], ends[1]) + DIST(ends[2], ends[3]) - DIST(ends[0], ends[2]) -
+           DIST(ends[1], ends[3]);
+}
 
 __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
                           __global int *restrict tours, __global int *restrict positions,
-                          __global long *restrict lengths, __local uint *dont_look,
-                          __local long *r_gain, __local int *r_move)
+                          __global long *restrict lengths, __local city_t *l_tour_pos,
+                          __local uint *dont_look, __local long *r_gain, __local int *r_key,
+                          __local uint *found)
 {
     const int lid = get_local_id(0), p = get_local_size(0);
-    const long base_off = (long)get_group_id(0) * n;
-    __global int *tour = tours + base_off;
-    __global int *pos = positions + base_off;
-    __local int l_quiet, l_done, l_fresh;
+    const int per_chunk = p / SPLIT, slot = lid / SPLIT, lane = lid % SPLIT;
+    const int words = (per_chunk + 31) / 32;
+    __global int *g_tour = tours + (long)get_group_id(0) * n;
+    __local int l_quiet, l_done, l_fresh, l_applied;
+#if LOCAL_TOUR
+    __local city_t *tour = l_tour_pos, *pos = l_tour_pos + n;
     for (int k = lid; k < n; k += p)
-        pos[tour[k]] = k;
+        tour[k] = (city_t)g_tour[k];
+    barrier(CLK_LOCAL_MEM_FENCE);
+#else
+    __global int *tour = g_tour, *pos = positions + (long)get_group_id(0) * n;
+#endif
+    for (int k = lid; k < n; k += p)
+        pos[tour[k]] = (city_t)k;
     for (int w = lid; w < (n + 31) / 32; w += p)
         dont_look[w] = 0u;
+    for (int w = lid; w < words; w += p)
+        found[w] = 0u;
     if (lid == 0) {
         l_quiet = 0;  /* chunks in a row without a move */
         l_done = n < 5;
         l_fresh = 1;  /* every bit was clear when the quiet run began */
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const int chunks = (n + p - 1) / p;
+    const int chunks = (n + per_chunk - 1) / per_chunk;
     for (int chunk = 0; !l_done; chunk = chunk + 1 == chunks ? 0 : chunk + 1) {
-        const int a = chunk * p + lid;
+        const int a = chunk * per_chunk + slot;
         long best = 0;
-        int move = -1;  /* x1 * 2 + variant; the move removes (x1, succ x1), (y1, succ y1) */
-        int y_best = 0;
-        if (a < n && !((dont_look[a >> 5] >> (a & 31)) & 1u)) {
+        int key = INT_MAX;
+        if (a < n && !BIT_SET(dont_look, a)) {
             const int pa = pos[a];
             const int succ_a = AT(pa + 1), pred_a = AT(pa + n - 1);
             const int d_succ = DIST(a, succ_a), d_pred = DIST(pred_a, a);
-            for (int s = 0; s < M; s++) {
+            for (int s = lane; s < M; s += SPLIT) {
                 const int c = cand[(long)a * M + s];
                 if (c == a)
                     continue;
@@ -62,8 +113,7 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
                     const long g = (long)d_succ + DIST(c, succ_c) - d_ac - DIST(succ_a, succ_c);
                     if (g > best) {
                         best = g;
-                        move = 2 * a;
-                        y_best = c;
+                        key = (a * M + s) * 2;
                     }
                 }
                 /* predecessor variant: remove (pred a, a), (pred c, c); add (a, c), (pred a, pred c) */
@@ -72,63 +122,68 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
                     const long g = (long)d_pred + DIST(pred_c, c) - d_ac - DIST(pred_a, pred_c);
                     if (g > best) {
                         best = g;
-                        move = 2 * a + 1;
-                        y_best = c;
+                        key = (a * M + s) * 2 + 1;
                     }
                 }
             }
         }
         r_gain[lid] = best;
-        r_move[lid] = move;
-        r_move[p + lid] = y_best;
+        r_key[lid] = key;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int h = p / 2; h > 0; h >>= 1) {  /* the largest gain, ties to the lower city */
-            if (lid < h && (r_gain[lid + h] > r_gain[lid] ||
-                            (r_gain[lid + h] == r_gain[lid] && r_gain[lid] > 0 && r_move[lid + h] < r_move[lid]))) {
+        for (int h = 1; h < SPLIT; h <<= 1) {  /* each city's best move, ties to the lower key */
+            if ((lid & (2 * h - 1)) == 0 && (r_gain[lid + h] > r_gain[lid] ||
+                                              (r_gain[lid + h] == r_gain[lid] && r_key[lid + h] < r_key[lid]))) {
                 r_gain[lid] = r_gain[lid + h];
-                r_move[lid] = r_move[lid + h];
-                r_move[p + lid] = r_move[p + lid + h];
+                r_key[lid] = r_key[lid + h];
             }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        const long gain = r_gain[0];
-        const int win = r_move[0], c = r_move[p];
-        /* cities that found nothing may rest; the others keep looking */
-        if (a < n && move < 0)
-            atomic_or(&dont_look[a >> 5], 1u << (a & 31));
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (gain > 0) {
-            const int x = win >> 1;
-            /* as (x1, x2 = succ x1) and (y1, y2 = succ y1) with x1 -> y1 and x2 -> y2 joined */
-            int x1, y1;
-            if (win & 1) {  /* predecessor variant: x1 = pred a, y1 = pred c */
-                x1 = AT(pos[x] + n - 1);
-                y1 = AT(pos[c] + n - 1);
-            } else {
-                x1 = x;
-                y1 = c;
-            }
-            const int px2 = pos[x1] + 1 == n ? 0 : pos[x1] + 1, py1 = pos[y1];
-            const int inner = (py1 - px2 + n) % n + 1;  /* x2 .. y1 */
-            const int x2 = AT(pos[x1] + 1), y2 = AT(py1 + 1);
-            barrier(CLK_GLOBAL_MEM_FENCE);
-            if (inner <= n - inner)
-                group_reverse(tour, pos, n, px2, inner);
+        if (lane == 0 && a < n) {  /* cities that found nothing may rest */
+            if (r_gain[lid] > 0)
+                atomic_or(&found[slot >> 5], 1u << (slot & 31));
             else
-                group_reverse(tour, pos, n, py1 + 1 == n ? 0 : py1 + 1, n - inner);  /* y2 .. x1 */
-            barrier(CLK_GLOBAL_MEM_FENCE);
-            if (lid == 0) {
-                const int ends[4] = {x1, x2, y1, y2};
-                for (int e = 0; e < 4; e++)
-                    dont_look[ends[e] >> 5] &= ~(1u << (ends[e] & 31));
-                l_quiet = 0;
-                l_fresh = 0;
+                atomic_or(&dont_look[a >> 5], 1u << (a & 31));
+        }
+        if (lid == 0)
+            l_applied = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int w = 0; w < words; w++) {
+            for (uint bits = found[w]; bits; bits &= bits - 1) {
+                const int s = w * 32 + 31 - clz(bits & (0u - bits));
+                int ends[4];
+                /* every work-item computes the same gain: no broadcast needed, but all
+                 * must have read the tour before it changes */
+                const long gain = move_gain(DIST_ARGS, cand, tour, pos, r_key[s * SPLIT], ends);
+                const int px2 = pos[ends[1]], py1 = pos[ends[2]];
+                barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+                if (gain > 0) {
+                    const int inner = (py1 - px2 + n) % n + 1;  /* x2 .. y1 */
+                    if (inner <= n - inner)
+                        reverse_path(tour, pos, n, px2, inner);
+                    else
+                        reverse_path(tour, pos, n, py1 + 1 == n ? 0 : py1 + 1, n - inner);  /* y2 .. x1 */
+                    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+                    if (lid == 0) {
+                        for (int e = 0; e < 4; e++)
+                            dont_look[ends[e] >> 5] &= ~(1u << (ends[e] & 31));
+                        l_applied += 1;
+                    }
+                }
             }
-        } else if (lid == 0) {
-            l_quiet += 1;
-            l_done = l_quiet >= chunks && l_fresh;
         }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        for (int w = lid; w < words; w += p)
+            found[w] = 0u;
+        if (lid == 0) {
+            if (l_applied) {
+                l_quiet = 0;
+                l_fresh = 0;
+            } else {
+                l_quiet += 1;
+                l_done = l_quiet >= chunks && l_fresh;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
         if (l_quiet >= chunks && !l_done) {  /* a quiet sweep with bits set: confirm afresh */
             for (int w = lid; w < (n + 31) / 32; w += p)
                 dont_look[w] = 0u;
@@ -140,7 +195,12 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
             barrier(CLK_LOCAL_MEM_FENCE);
         }
     }
-    const long length = group_tour_length(DIST_ARGS, tour, r_gain);
+#if LOCAL_TOUR
+    for (int k = lid; k < n; k += p)
+        g_tour[k] = tour[k];
+    barrier(CLK_GLOBAL_MEM_FENCE);
+#endif
+    const long length = group_tour_length(DIST_ARGS, g_tour, r_gain);
     if (lid == 0)
         lengths[get_group_id(0)] = length;
 }

@@ -1,26 +1,30 @@
 /* Tour pieces that a whole work-group does together: reversing a cyclic path of a tour
- * with its position array, a 64-bit sum, and the length of a tour.  Power-of-two
- * work-groups. */
+ * with its position array (global int arrays, or any kind a kernel defines), a 64-bit
+ * sum, and the length of a tour.  Power-of-two work-groups. */
 #ifndef TSPCL_TOUR_H
 #define TSPCL_TOUR_H
 
 #include "distance.h"
 
-/* Reverse the cyclic path of `len` positions from position `from` (pos follows). */
-inline void group_reverse(__global int *restrict tour, __global int *restrict pos, const int n,
-                          const int from, const int len)
-{
-    for (int s = get_local_id(0); s < len / 2; s += get_local_size(0)) {
-        int x = from + s, y = from + len - 1 - s;
-        x = x >= n ? x - n : x;
-        y = y >= n ? y - n : y;
-        const int cx = tour[x], cy = tour[y];
-        tour[x] = cy;
-        tour[y] = cx;
-        pos[cy] = x;
-        pos[cx] = y;
+/* Reverse the cyclic path of `len` positions from position `from` (pos follows); NAME
+ * works on tour and pos arrays of element type T in address space SPACE. */
+#define DEFINE_GROUP_REVERSE(NAME, SPACE, T)                                               \
+    inline void NAME(SPACE T *restrict tour, SPACE T *restrict pos, const int n,          \
+                     const int from, const int len)                                      \
+    {                                                                                    \
+        for (int s = get_local_id(0); s < len / 2; s += get_local_size(0)) {             \
+            int x = from + s, y = from + len - 1 - s;                                    \
+            x = x >= n ? x - n : x;                                                      \
+            y = y >= n ? y - n : y;                                                      \
+            const T cx = tour[x], cy = tour[y];                                          \
+            tour[x] = cy;                                                                \
+            tour[y] = cx;                                                                \
+            pos[cy] = (T)x;                                                              \
+            pos[cx] = (T)y;                                                              \
+        }                                                                                \
     }
-}
+
+DEFINE_GROUP_REVERSE(group_reverse, __global, int)
 
 /* The sum of every work-item's value, in `scratch` (one long per work-item, p a power of
  * two); every work-item gets it. */

@@ -21,6 +21,8 @@ import numpy as np
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
+from . import ant_two_opt
+from .ant_two_opt import AntTwoOpt, AntTwoOptParams
 from .base import SolveContext, SolverSpec
 from .construct import NearestNeighborParams, run_nn
 
@@ -32,7 +34,6 @@ M_ITER_BEST, M_ITER_ANT, M_BEST, M_BEST_ITER = range(4)  # mmas.cl status words
 LONG_MAX = 2**63 - 1
 PUBLISH_S = 1.0
 MATRIX_GROUP = 256
-LS_GROUP = 128          # work-items per ant in the 2-opt: cities evaluated at once
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,9 @@ def fitting_variants(n: int, local_mem: int, threads: int) -> list[str]:
 class DeviceColony:
     """The device side of one MMAS run: matrices, tours, status and limits."""
 
-    def __init__(self, ctx: SolveContext, p: MmasParams):
+    def __init__(self, ctx: SolveContext, p: MmasParams, ls: AntTwoOptParams | None = None):
+        """`ls`: the 2-opt's launch shape when p.ls is '2opt' (default: its defaults with
+        p.ls_neighbors)."""
         rt, inst = ctx.rt, ctx.inst
         n = inst.n
         self.ctx, self.rt, self.n, self.p = ctx, rt, n, p
@@ -175,10 +178,7 @@ class DeviceColony:
         self.best_group = rt.work_group_size(self.k["mmas_best"], 256)
         self.ls = None
         if p.ls == "2opt":
-            m = min(p.ls_neighbors, n - 1)
-            kernel = ctx.dinst.kernel("ant2opt", "ant_two_opt", M=m)
-            self.ls = (kernel, ctx.candidates(CandidateParams("knn", m)).cities,
-                       rt.empty(4 * self.ants * n), rt.work_group_size(kernel, LS_GROUP))
+            self.ls = AntTwoOpt(ctx, self.ants, ls or AntTwoOptParams(neighbors=p.ls_neighbors))
 
     def start(self, nn_length: int) -> list:
         """Limits from the NN tour, every trail at tau_max, the heuristic matrix."""
@@ -223,10 +223,7 @@ class DeviceColony:
             np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint32(it),
             self.tours, self.lengths, *tabu, lm(scratch_bytes(g)))]
         if self.ls:
-            kernel, cand, positions, lg = self.ls
-            events.append(kernel(rt.queue, (self.ants * lg,), (lg,), *self.ctx.dinst.dist_args, cand,
-                                 self.tours, positions, self.lengths, lm(4 * (-(-n // 32))),
-                                 lm(8 * lg), lm(8 * lg)))
+            events.append(self.ls.enqueue(self.tours, self.lengths))
         b = self.best_group
         events.append(self.k["mmas_best"](
             rt.queue, (b,), (b,), np.int32(n), np.int32(self.ants), self.lengths, self.tours,
@@ -280,7 +277,7 @@ def _memory(inst: Instance, p: MmasParams) -> int:
     matrices = (4 if p.selection == "wrs" else 3) * 4 * cells
     if p.store == "matrix":
         matrices += 4 * n * min(p.cl, n - 1)  # the list weights' copy
-    ls = (4 * ants * n + candidate_bytes(n, p.ls_neighbors)) if p.ls == "2opt" else 0
+    ls = (ant_two_opt.memory_bytes(n, ants) + candidate_bytes(n, p.ls_neighbors)) if p.ls == "2opt" else 0
     return (base + matrices + 4 * ants * n + 8 * ants + candidate_bytes(n, max(p.cl, 10))
             + ls + 16 * n + 2**20)
 

@@ -1,0 +1,76 @@
+"""2-opt on every ant's tour, one work-group per ant (kernels_cl/ant2opt.cl; Skinderowicz
+2020, section 5.7), for the colony solvers: the tours are improved in place and their
+lengths written next to them.
+
+The tour and its positions live in the work-group's local memory as 16-bit cities when
+they fit (n < 65536 and 4n bytes beside the don't-look bits and the reduction), in
+global memory otherwise; the same kernel source serves both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..neighbors import CandidateParams
+from .base import SolveContext
+
+
+@dataclass(frozen=True)
+class AntTwoOptParams:
+    """neighbors: candidates per city (the paper's 32); threads: work-items per ant;
+    split: work-items sharing one city's candidates (the paper gives a city a warp of
+    32), so a chunk of the sweep is threads / split cities; memory: 'auto' keeps the
+    tour in local memory when it fits, 'global' never does (the large-n path, forced
+    to test it on small instances)."""
+
+    neighbors: int = 32
+    threads: int = 128
+    split: int = 8
+    memory: str = "auto"
+
+    def __post_init__(self):
+        if self.memory not in ("auto", "global"):
+            raise ValueError(f"memory must be auto or global (got {self.memory!r})")
+
+
+def local_bytes(n: int, threads: int, split: int, local_tour: bool) -> int:
+    """Local memory of one ant's search: the tour and positions (16-bit, when local), the
+    don't-look bits, the reduction (a long and an int per work-item), the chunk's
+    found-move bits."""
+    return ((4 * n if local_tour else 0) + 4 * (-(-n // 32)) + 12 * threads
+            + 4 * (-(-(threads // split) // 32)) + 64)
+
+
+class AntTwoOpt:
+    """The compiled search for `ants` tours of the context's instance."""
+
+    def __init__(self, ctx: SolveContext, ants: int, p: AntTwoOptParams):
+        rt, n = ctx.rt, ctx.inst.n
+        self.ctx, self.n, self.ants = ctx, n, ants
+        m = min(p.neighbors, n - 1)
+        self.local_tour = p.memory == "auto" and n < 2**16 and local_bytes(n, p.threads, p.split, True) <= rt.limits.local_mem
+        self.split = p.split
+        self.kernel = self._build(ctx, m)
+        self.group = rt.work_group_size(self.kernel, p.threads)
+        if self.group < self.split:  # a device that runs fewer work-items per ant
+            self.split = self.group
+            self.kernel = self._build(ctx, m)
+        self.cand = ctx.candidates(CandidateParams("knn", m)).cities
+        self.positions = rt.empty(4 if self.local_tour else 4 * ants * n)
+
+    def _build(self, ctx: SolveContext, m: int):
+        return ctx.dinst.kernel("ant2opt", "ant_two_opt", M=m, SPLIT=self.split,
+                                LOCAL_TOUR=int(self.local_tour))
+
+    def enqueue(self, tours, lengths):
+        """Improve the ants' tours in place; their lengths go to `lengths`."""
+        rt, n, g, lm = self.ctx.rt, self.n, self.group, self.ctx.rt.cl.LocalMemory
+        return self.kernel(rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, self.cand,
+                           tours, self.positions, lengths, lm(4 * n if self.local_tour else 4),
+                           lm(4 * (-(-n // 32))), lm(8 * g), lm(4 * g),
+                           lm(4 * (-(-(g // self.split) // 32))))
+
+
+def memory_bytes(n: int, ants: int) -> int:
+    """Global memory of the search at most: the positions when the tour is not local."""
+    return 4 * ants * n
