@@ -7,7 +7,11 @@
  * work-items share a city, each evaluating every SPLIT-th of its M candidates (the
  * paper gives a warp to a city), and a city whose don't-look bit is clear tries both
  * 2-opt moves that join it to each candidate (the successor and the predecessor
- * variants, as tspcl's local search does).  Each city of the chunk keeps its best move;
+ * variants, as tspcl's local search does) whose new edge (a, c) is shorter than the
+ * tour edge of a that the move removes: Bentley's neighbour-list rule, which every
+ * improving move meets at one of its ends at least, so the lists are read only up to
+ * the first candidate as far as a's farther tour neighbour (they are sorted by
+ * distance).  Each city of the chunk keeps its best move;
  * the moves are then applied one after another in city order, each after its gain is
  * computed afresh on the tour the earlier ones left (a move that stopped improving is
  * skipped), so one evaluation of the chunk pays for several moves.  A move reverses the
@@ -62,6 +66,7 @@ inline long move_gain(DIST_PARAMS, __global const int *restrict cand, TOUR_SPACE
 }
 
 __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
+                          __global const int *restrict cand_dist,
                           __global int *restrict tours, __global int *restrict positions,
                           __global long *restrict lengths, __local city_t *l_tour_pos,
                           __local uint *dont_look, __local long *r_gain, __local int *r_key,
@@ -71,7 +76,7 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
     const int per_chunk = p / SPLIT, slot = lid / SPLIT, lane = lid % SPLIT;
     const int words = (per_chunk + 31) / 32;
     __global int *g_tour = tours + (long)get_group_id(0) * n;
-    __local int l_quiet, l_done, l_fresh, l_applied;
+    __local int l_quiet, l_done, l_fresh, l_applied, l_move[3];
 #if LOCAL_TOUR
     __local city_t *tour = l_tour_pos, *pos = l_tour_pos + n;
     for (int k = lid; k < n; k += p)
@@ -101,15 +106,18 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
             const int pa = pos[a];
             const int succ_a = AT(pa + 1), pred_a = AT(pa + n - 1);
             const int d_succ = DIST(a, succ_a), d_pred = DIST(pred_a, a);
+            const int reach = max(d_succ, d_pred);
             for (int s = lane; s < M; s += SPLIT) {
+                const int d_ac = cand_dist[(long)a * M + s];
+                if (d_ac >= reach)  /* the lists are sorted: no closer candidate follows */
+                    break;
                 const int c = cand[(long)a * M + s];
                 if (c == a)
                     continue;
                 const int pc = pos[c];
-                const int d_ac = DIST(a, c);
                 /* successor variant: remove (a, succ a), (c, succ c); add (a, c), (succ a, succ c) */
                 const int succ_c = AT(pc + 1);
-                if (succ_a != c && succ_c != a) {
+                if (d_ac < d_succ && succ_a != c && succ_c != a) {
                     const long g = (long)d_succ + DIST(c, succ_c) - d_ac - DIST(succ_a, succ_c);
                     if (g > best) {
                         best = g;
@@ -118,7 +126,7 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
                 }
                 /* predecessor variant: remove (pred a, a), (pred c, c); add (a, c), (pred a, pred c) */
                 const int pred_c = AT(pc + n - 1);
-                if (pred_a != c && pred_c != a) {
+                if (d_ac < d_pred && pred_a != c && pred_c != a) {
                     const long g = (long)d_pred + DIST(pred_c, c) - d_ac - DIST(pred_a, pred_c);
                     if (g > best) {
                         best = g;
@@ -150,25 +158,28 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
         for (int w = 0; w < words; w++) {
             for (uint bits = found[w]; bits; bits &= bits - 1) {
                 const int s = w * 32 + 31 - clz(bits & (0u - bits));
-                int ends[4];
-                /* every work-item computes the same gain: no broadcast needed, but all
-                 * must have read the tour before it changes */
-                const long gain = move_gain(DIST_ARGS, cand, tour, pos, r_key[s * SPLIT], ends);
-                const int px2 = pos[ends[1]], py1 = pos[ends[2]];
-                barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-                if (gain > 0) {
-                    const int inner = (py1 - px2 + n) % n + 1;  /* x2 .. y1 */
-                    if (inner <= n - inner)
-                        reverse_path(tour, pos, n, px2, inner);
-                    else
-                        reverse_path(tour, pos, n, py1 + 1 == n ? 0 : py1 + 1, n - inner);  /* y2 .. x1 */
-                    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-                    if (lid == 0) {
+                if (lid == 0) {  /* l_move: gain > 0, then x2's and y1's positions */
+                    int ends[4];
+                    const long gain = move_gain(DIST_ARGS, cand, tour, pos, r_key[s * SPLIT], ends);
+                    l_move[0] = gain > 0;
+                    l_move[1] = pos[ends[1]];
+                    l_move[2] = pos[ends[2]];
+                    if (gain > 0) {
                         for (int e = 0; e < 4; e++)
                             dont_look[ends[e] >> 5] &= ~(1u << (ends[e] & 31));
                         l_applied += 1;
                     }
                 }
+                barrier(CLK_LOCAL_MEM_FENCE);
+                if (l_move[0]) {
+                    const int px2 = l_move[1], py1 = l_move[2];
+                    const int inner = (py1 - px2 + n) % n + 1;  /* x2 .. y1 */
+                    if (inner <= n - inner)
+                        reverse_path(tour, pos, n, px2, inner);
+                    else
+                        reverse_path(tour, pos, n, py1 + 1 == n ? 0 : py1 + 1, n - inner);  /* y2 .. x1 */
+                }
+                barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);

@@ -1,6 +1,7 @@
 """The ants' 2-opt (kernels_cl/ant2opt.cl) against plain host checks: from random tours,
 every result is a permutation with its exact length, no longer than the start, with no
-improving 2-opt move left within the candidate lists; the tour in local memory and in
+improving 2-opt move left within the candidate lists (Bentley's rule: the new edge
+shorter than the one it replaces at the city that looks); the tour in local memory and in
 global memory give the same tours."""
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def assert_2opt_optimal(rt, inst, params, seed):  # noqa: F811
         assert sorted(t) == list(range(inst.n)), inst.name
         assert length == inst.tour_length(t), inst.name
         assert length < inst.tour_length(s), inst.name
-        assert improving_2opt(inst, t, cand) == [], inst.name
+        assert improving_2opt(inst, t, cand, bentley=True) == [], inst.name
 
 
 @pytest.mark.parametrize("params", [AntTwoOptParams(neighbors=10, threads=32, split=1),
@@ -76,4 +77,4 @@ def test_tiny_tours(rt, n):  # noqa: F811
     for t, length in zip(tours, lengths):
         assert sorted(t) == list(range(n)) and length == inst.tour_length(t)
         if n >= 5:
-            assert improving_2opt(inst, t, cand) == []
+            assert improving_2opt(inst, t, cand, bentley=True) == []

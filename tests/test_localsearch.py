@@ -37,7 +37,9 @@ def positions(tour) -> np.ndarray:
     return pos
 
 
-def improving_2opt(inst, tour, cand) -> list:
+def improving_2opt(inst, tour, cand, bentley: bool = False) -> list:
+    """Improving 2-opt moves joining a city a to a candidate c; with `bentley`, only
+    those whose new edge (a, c) is shorter than the edge (a, b) they remove."""
     n, pos, d, found = len(tour), positions(tour), inst.dist, []
     for a in range(n):
         for c in cand[a]:
@@ -46,7 +48,7 @@ def improving_2opt(inst, tour, cand) -> list:
             for step in (1, -1):  # successor and predecessor variants
                 b = tour[(pos[a] + step) % n]
                 dd = tour[(pos[c] + step) % n]
-                if b == c or dd == a:
+                if b == c or dd == a or (bentley and d(a, c) >= d(a, b)):
                     continue
                 gain = d(a, b) + d(c, dd) - d(a, c) - d(b, dd)
                 if gain > 0:

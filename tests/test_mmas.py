@@ -61,7 +61,7 @@ def test_the_ants_2opt_leaves_no_improving_move_within_the_neighbours(rt, neighb
         lengths = rt.read(colony.lengths, np.int64, 6)
         for t, length in zip(tours, lengths):
             assert sorted(t) == list(range(inst.n)) and length == inst.tour_length(t)
-            assert improving_2opt(inst, t, cand) == []
+            assert improving_2opt(inst, t, cand, bentley=True) == []
 
 
 def test_mmas_with_2opt_beats_mmas_alone(rt):  # noqa: F811

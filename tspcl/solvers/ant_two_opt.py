@@ -55,7 +55,8 @@ class AntTwoOpt:
         if self.group < self.split:  # a device that runs fewer work-items per ant
             self.split = self.group
             self.kernel = self._build(ctx, m)
-        self.cand = ctx.candidates(CandidateParams("knn", m)).cities
+        cand = ctx.candidates(CandidateParams("knn", m))
+        self.cand, self.cand_dist = cand.cities, cand.dists
         self.positions = rt.empty(4 if self.local_tour else 4 * ants * n)
 
     def _build(self, ctx: SolveContext, m: int):
@@ -66,7 +67,7 @@ class AntTwoOpt:
         """Improve the ants' tours in place; their lengths go to `lengths`."""
         rt, n, g, lm = self.ctx.rt, self.n, self.group, self.ctx.rt.cl.LocalMemory
         return self.kernel(rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, self.cand,
-                           tours, self.positions, lengths, lm(4 * n if self.local_tour else 4),
+                           self.cand_dist, tours, self.positions, lengths, lm(4 * n if self.local_tour else 4),
                            lm(4 * (-(-n // 32))), lm(8 * g), lm(4 * g),
                            lm(4 * (-(-(g // self.split) // 32))))
 
