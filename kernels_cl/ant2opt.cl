@@ -12,9 +12,10 @@
  * improving move meets at one of its ends at least, so the lists are read only up to
  * the first candidate as far as a's farther tour neighbour (they are sorted by
  * distance).  Each city of the chunk keeps its best move;
- * the moves are then applied one after another in city order, each after its gain is
- * computed afresh on the tour the earlier ones left (a move that stopped improving is
- * skipped), so one evaluation of the chunk pays for several moves.  A move reverses the
+ * the moves are then applied one after another in city order, each one whose two
+ * removed edges are still in the tour the earlier ones left, both the same way round
+ * (its gain is then the same; any other is skipped), so one evaluation of the chunk pays
+ * for several moves.  A move reverses the
  * shorter side of the cyclic tour and clears the bits of its four ends; a city that
  * found nothing sets its bit.  When a sweep over every city applies no move, every bit
  * is cleared once more and the search goes on; it stops when such a fresh sweep applies
@@ -44,33 +45,12 @@ DEFINE_GROUP_REVERSE(reverse_path, TOUR_SPACE, city_t)
 #define AT(p) ((int)tour[(p) >= n ? (p) - n : (p)])
 #define BIT_SET(bits, c) (((bits)[(c) >> 5] >> ((c) & 31)) & 1u)
 
-/* The gain of the move keyed `key` ((a * M + s) * 2 + variant, joining a to its s-th
- * candidate c) on the tour as it is now, and its ends: the move removes (x1, x2 = succ
- * x1) and (y1, y2 = succ y1), adds (x1, y1) and (x2, y2); it is 0 when the two removed
- * edges touch. */
-inline long move_gain(DIST_PARAMS, __global const int *restrict cand, TOUR_SPACE const city_t *tour,
-                      TOUR_SPACE const city_t *pos, const int key, int ends[4])
-{
-    const int a = key / (2 * M), c = cand[key >> 1];
-    int x1 = a, y1 = c;
-    if (key & 1) {  /* predecessor variant: x1 = pred a, y1 = pred c */
-        x1 = AT(pos[a] + n - 1);
-        y1 = AT(pos[c] + n - 1);
-    }
-    ends[0] = x1;
-    ends[1] = AT(pos[x1] + 1);
-    ends[2] = y1;
-    ends[3] = AT(pos[y1] + 1);
-    return (long)DIST(ends[0], ends[1]) + DIST(ends[2], ends[3]) - DIST(ends[0], ends[2]) -
-           DIST(ends[1], ends[3]);
-}
-
 __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
                           __global const int *restrict cand_dist,
                           __global int *restrict tours, __global int *restrict positions,
                           __global long *restrict lengths, __local city_t *l_tour_pos,
                           __local uint *dont_look, __local long *r_gain, __local int *r_key,
-                          __local uint *found)
+                          __local int4 *r_ends, __local uint *found)
 {
     const int lid = get_local_id(0), p = get_local_size(0);
     const int per_chunk = p / SPLIT, slot = lid / SPLIT, lane = lid % SPLIT;
@@ -102,6 +82,7 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
         const int a = chunk * per_chunk + slot;
         long best = 0;
         int key = INT_MAX;
+        int4 ends = (int4)(0);  /* (x1, x2, y1, y2): remove (x1, x2), (y1, y2); join x1-y1, x2-y2 */
         if (a < n && !BIT_SET(dont_look, a)) {
             const int pa = pos[a];
             const int succ_a = AT(pa + 1), pred_a = AT(pa + n - 1);
@@ -122,6 +103,7 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
                     if (g > best) {
                         best = g;
                         key = (a * M + s) * 2;
+                        ends = (int4)(a, succ_a, c, succ_c);
                     }
                 }
                 /* predecessor variant: remove (pred a, a), (pred c, c); add (a, c), (pred a, pred c) */
@@ -131,12 +113,14 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
                     if (g > best) {
                         best = g;
                         key = (a * M + s) * 2 + 1;
+                        ends = (int4)(pred_a, a, pred_c, c);
                     }
                 }
             }
         }
         r_gain[lid] = best;
         r_key[lid] = key;
+        r_ends[lid] = ends;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int h = 1; h < SPLIT; h <<= 1) {  /* each city's best move, ties to the lower key */
             if ((lid & (2 * h - 1)) == 0 && (r_gain[lid + h] > r_gain[lid] ||
@@ -158,26 +142,31 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
         for (int w = 0; w < words; w++) {
             for (uint bits = found[w]; bits; bits &= bits - 1) {
                 const int s = w * 32 + 31 - clz(bits & (0u - bits));
-                if (lid == 0) {  /* l_move: gain > 0, then x2's and y1's positions */
-                    int ends[4];
-                    const long gain = move_gain(DIST_ARGS, cand, tour, pos, r_key[s * SPLIT], ends);
-                    l_move[0] = gain > 0;
-                    l_move[1] = pos[ends[1]];
-                    l_move[2] = pos[ends[2]];
-                    if (gain > 0) {
-                        for (int e = 0; e < 4; e++)
-                            dont_look[ends[e] >> 5] &= ~(1u << (ends[e] & 31));
+                if (lid == 0) {  /* l_move: still valid, then the path to reverse from .. to */
+                    const int won = s * SPLIT + ((r_key[s * SPLIT] >> 1) % M) % SPLIT;  /* its lane */
+                    const int4 e = r_ends[won];
+                    const int p1 = pos[e.x], p2 = pos[e.y], q1 = pos[e.z], q2 = pos[e.w];
+                    const int ahead = p2 == (p1 + 1) % n && q2 == (q1 + 1) % n;  /* x2 .. y1 */
+                    const int behind = p1 == (p2 + 1) % n && q1 == (q2 + 1) % n;  /* x1 .. y2 */
+                    l_move[0] = ahead || behind;
+                    l_move[1] = ahead ? p2 : p1;
+                    l_move[2] = ahead ? q1 : q2;
+                    if (ahead || behind) {
+                        dont_look[e.x >> 5] &= ~(1u << (e.x & 31));
+                        dont_look[e.y >> 5] &= ~(1u << (e.y & 31));
+                        dont_look[e.z >> 5] &= ~(1u << (e.z & 31));
+                        dont_look[e.w >> 5] &= ~(1u << (e.w & 31));
                         l_applied += 1;
                     }
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
-                if (l_move[0]) {
-                    const int px2 = l_move[1], py1 = l_move[2];
-                    const int inner = (py1 - px2 + n) % n + 1;  /* x2 .. y1 */
+                if (l_move[0]) {  /* the path or the rest of the tour, whichever is shorter */
+                    const int from = l_move[1], to = l_move[2];
+                    const int inner = (to - from + n) % n + 1;
                     if (inner <= n - inner)
-                        reverse_path(tour, pos, n, px2, inner);
+                        reverse_path(tour, pos, n, from, inner);
                     else
-                        reverse_path(tour, pos, n, py1 + 1 == n ? 0 : py1 + 1, n - inner);  /* y2 .. x1 */
+                        reverse_path(tour, pos, n, to + 1 == n ? 0 : to + 1, n - inner);
                 }
                 barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
             }

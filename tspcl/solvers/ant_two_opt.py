@@ -35,9 +35,9 @@ class AntTwoOptParams:
 
 def local_bytes(n: int, threads: int, split: int, local_tour: bool) -> int:
     """Local memory of one ant's search: the tour and positions (16-bit, when local), the
-    don't-look bits, the reduction (a long and an int per work-item), the chunk's
-    found-move bits."""
-    return ((4 * n if local_tour else 0) + 4 * (-(-n // 32)) + 12 * threads
+    don't-look bits, the reduction (a long, an int and four ints per work-item), the
+    chunk's found-move bits."""
+    return ((4 * n if local_tour else 0) + 4 * (-(-n // 32)) + 28 * threads
             + 4 * (-(-(threads // split) // 32)) + 64)
 
 
@@ -68,7 +68,7 @@ class AntTwoOpt:
         rt, n, g, lm = self.ctx.rt, self.n, self.group, self.ctx.rt.cl.LocalMemory
         return self.kernel(rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, self.cand,
                            self.cand_dist, tours, self.positions, lengths, lm(4 * n if self.local_tour else 4),
-                           lm(4 * (-(-n // 32))), lm(8 * g), lm(4 * g),
+                           lm(4 * (-(-n // 32))), lm(8 * g), lm(4 * g), lm(16 * g),
                            lm(4 * (-(-(g // self.split) // 32))))
 
 
