@@ -3,28 +3,28 @@
  * groups of work-items searching in parallel, the whole work-group reversing the
  * chosen segment).
  *
- * The group sweeps the cities in chunks of C = p / SPLIT cities: SPLIT neighbouring
- * work-items share a city, each evaluating every SPLIT-th of its M candidates (the
- * paper gives a warp to a city), and a city whose don't-look bit is clear tries both
- * 2-opt moves that join it to each candidate (the successor and the predecessor
+ * The cities still to look at wait in a queue (Bentley's don't-look bits, kept as a
+ * queue so that no work-item idles on a resting city).  The group takes C = p / SPLIT
+ * of them at a time: SPLIT neighbouring work-items share a city, each evaluating every
+ * SPLIT-th of its M candidates (the paper gives a city a warp), and a city tries both
+ * 2-opt moves that join it to a candidate c (the successor and the predecessor
  * variants, as tspcl's local search does) whose new edge (a, c) is shorter than the
  * tour edge of a that the move removes: Bentley's neighbour-list rule, which every
  * improving move meets at one of its ends at least, so the lists are read only up to
  * the first candidate as far as a's farther tour neighbour (they are sorted by
- * distance).  Each city of the chunk keeps its best move;
- * the moves are then applied one after another in city order, each one whose two
- * removed edges are still in the tour the earlier ones left, both the same way round
- * (its gain is then the same; any other is skipped), so one evaluation of the chunk pays
- * for several moves.  A move reverses the
- * shorter side of the cyclic tour and clears the bits of its four ends; a city that
- * found nothing sets its bit.  When a sweep over every city applies no move, every bit
- * is cleared once more and the search goes on; it stops when such a fresh sweep applies
- * nothing, so the tour is 2-opt optimal within the candidate lists (Bentley's bits
- * alone would miss the moves that a neighbour's change opened).
+ * distance).  Each city keeps its best move; the moves are then applied one after
+ * another in queue order, each one whose two removed edges are still in the tour the
+ * earlier ones left, both the same way round (its gain is then the same), so one
+ * evaluation pays for several moves.  A move reverses the shorter side of the cyclic
+ * tour and queues its four ends; a city whose move had to be skipped is queued again;
+ * a city that found nothing rests.  When the queue runs dry after a move, every city is
+ * queued once more; the search stops when such a full pass applies no move, so the tour
+ * is 2-opt optimal within the lists and the rule above (Bentley's bits alone would miss
+ * the moves that a change elsewhere opened).
  *
  * Build with -D M=<candidates> -D SPLIT=<work-items per city, a power of two dividing
- * the work-group size> -D LOCAL_TOUR=<1: the tour and its positions live in local
- * memory as 16-bit cities (n < 65536 and 4n bytes to spare), 0: in global memory>.
+ * the work-group size> -D LOCAL_TOUR=<1: the tour, its positions and the queue live in
+ * local memory as 16-bit cities (n < 65536 and 6n bytes to spare), 0: in global memory>.
  */
 #include "tour.h"
 
@@ -43,47 +43,75 @@ typedef int city_t;
 DEFINE_GROUP_REVERSE(reverse_path, TOUR_SPACE, city_t)
 
 #define AT(p) ((int)tour[(p) >= n ? (p) - n : (p)])
-#define BIT_SET(bits, c) (((bits)[(c) >> 5] >> ((c) & 31)) & 1u)
+#define QUEUED(c) ((queued[(c) >> 5] >> ((c) & 31)) & 1u)
+
+/* Queue city c at the tail unless it waits already (one work-item at a time). */
+inline void enqueue(TOUR_SPACE city_t *queue, __local uint *queued, __local int *tail_count,
+                    const int head, const int n, const int c)
+{
+    if (QUEUED(c))
+        return;
+    queued[c >> 5] |= 1u << (c & 31);
+    const int at = head + *tail_count;
+    queue[at >= n ? at - n : at] = (city_t)c;
+    *tail_count += 1;
+}
+
+/* Every city queued, in index order. */
+inline void queue_all(TOUR_SPACE city_t *queue, __local uint *queued, const int n)
+{
+    for (int k = get_local_id(0); k < n; k += get_local_size(0))
+        queue[k] = (city_t)k;
+    for (int w = get_local_id(0); w < (n + 31) / 32; w += get_local_size(0))
+        queued[w] = ~0u;
+}
 
 __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
                           __global const int *restrict cand_dist,
-                          __global int *restrict tours, __global int *restrict positions,
-                          __global long *restrict lengths, __local city_t *l_tour_pos,
-                          __local uint *dont_look, __local long *r_gain, __local int *r_key,
+                          __global int *restrict tours, __global int *restrict work,
+                          __global long *restrict lengths, __local city_t *l_work,
+                          __local uint *queued, __local long *r_gain, __local int *r_key,
                           __local int4 *r_ends, __local uint *found)
 {
     const int lid = get_local_id(0), p = get_local_size(0);
     const int per_chunk = p / SPLIT, slot = lid / SPLIT, lane = lid % SPLIT;
     const int words = (per_chunk + 31) / 32;
     __global int *g_tour = tours + (long)get_group_id(0) * n;
-    __local int l_quiet, l_done, l_fresh, l_applied, l_move[3];
+    __local int l_head, l_count, l_moved, l_done, l_move[3];
 #if LOCAL_TOUR
-    __local city_t *tour = l_tour_pos, *pos = l_tour_pos + n;
+    __local city_t *tour = l_work, *pos = l_work + n, *queue = l_work + 2 * n;
     for (int k = lid; k < n; k += p)
         tour[k] = (city_t)g_tour[k];
     barrier(CLK_LOCAL_MEM_FENCE);
 #else
-    __global int *tour = g_tour, *pos = positions + (long)get_group_id(0) * n;
+    __global int *tour = g_tour, *pos = work + 2L * get_group_id(0) * n, *queue = pos + n;
 #endif
     for (int k = lid; k < n; k += p)
         pos[tour[k]] = (city_t)k;
-    for (int w = lid; w < (n + 31) / 32; w += p)
-        dont_look[w] = 0u;
+    queue_all(queue, queued, n);
     for (int w = lid; w < words; w += p)
         found[w] = 0u;
     if (lid == 0) {
-        l_quiet = 0;  /* chunks in a row without a move */
+        l_head = 0;
+        l_count = n;
+        l_moved = 0;  /* a move was applied since every city was queued */
         l_done = n < 5;
-        l_fresh = 1;  /* every bit was clear when the quiet run began */
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const int chunks = (n + per_chunk - 1) / per_chunk;
-    for (int chunk = 0; !l_done; chunk = chunk + 1 == chunks ? 0 : chunk + 1) {
-        const int a = chunk * per_chunk + slot;
+    while (!l_done) {
+        const int take = min(per_chunk, l_count), head = l_head;
+        const int a = slot < take ? (int)queue[head + slot >= n ? head + slot - n : head + slot] : -1;
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);  /* all have read the head */
+        if (lane == 0 && a >= 0)
+            atomic_and(&queued[a >> 5], ~(1u << (a & 31)));
+        if (lid == 0) {
+            l_head = head + take >= n ? head + take - n : head + take;
+            l_count -= take;
+        }
         long best = 0;
         int key = INT_MAX;
         int4 ends = (int4)(0);  /* (x1, x2, y1, y2): remove (x1, x2), (y1, y2); join x1-y1, x2-y2 */
-        if (a < n && !BIT_SET(dont_look, a)) {
+        if (a >= 0) {
             const int pa = pos[a];
             const int succ_a = AT(pa + 1), pred_a = AT(pa + n - 1);
             const int d_succ = DIST(a, succ_a), d_pred = DIST(pred_a, a);
@@ -130,21 +158,15 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
             }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        if (lane == 0 && a < n) {  /* cities that found nothing may rest */
-            if (r_gain[lid] > 0)
-                atomic_or(&found[slot >> 5], 1u << (slot & 31));
-            else
-                atomic_or(&dont_look[a >> 5], 1u << (a & 31));
-        }
-        if (lid == 0)
-            l_applied = 0;
+        if (lane == 0 && r_gain[lid] > 0)
+            atomic_or(&found[slot >> 5], 1u << (slot & 31));
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int w = 0; w < words; w++) {
             for (uint bits = found[w]; bits; bits &= bits - 1) {
                 const int s = w * 32 + 31 - clz(bits & (0u - bits));
                 if (lid == 0) {  /* l_move: still valid, then the path to reverse from .. to */
-                    const int won = s * SPLIT + ((r_key[s * SPLIT] >> 1) % M) % SPLIT;  /* its lane */
-                    const int4 e = r_ends[won];
+                    const int k = r_key[s * SPLIT];
+                    const int4 e = r_ends[s * SPLIT + ((k >> 1) % M) % SPLIT];  /* its lane's */
                     const int p1 = pos[e.x], p2 = pos[e.y], q1 = pos[e.z], q2 = pos[e.w];
                     const int ahead = p2 == (p1 + 1) % n && q2 == (q1 + 1) % n;  /* x2 .. y1 */
                     const int behind = p1 == (p2 + 1) % n && q1 == (q2 + 1) % n;  /* x1 .. y2 */
@@ -152,14 +174,16 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
                     l_move[1] = ahead ? p2 : p1;
                     l_move[2] = ahead ? q1 : q2;
                     if (ahead || behind) {
-                        dont_look[e.x >> 5] &= ~(1u << (e.x & 31));
-                        dont_look[e.y >> 5] &= ~(1u << (e.y & 31));
-                        dont_look[e.z >> 5] &= ~(1u << (e.z & 31));
-                        dont_look[e.w >> 5] &= ~(1u << (e.w & 31));
-                        l_applied += 1;
+                        enqueue(queue, queued, &l_count, l_head, n, e.x);
+                        enqueue(queue, queued, &l_count, l_head, n, e.y);
+                        enqueue(queue, queued, &l_count, l_head, n, e.z);
+                        enqueue(queue, queued, &l_count, l_head, n, e.w);
+                        l_moved = 1;
+                    } else {  /* an earlier move changed it: look again later */
+                        enqueue(queue, queued, &l_count, l_head, n, k / (2 * M));
                     }
                 }
-                barrier(CLK_LOCAL_MEM_FENCE);
+                barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
                 if (l_move[0]) {  /* the path or the rest of the tour, whichever is shorter */
                     const int from = l_move[1], to = l_move[2];
                     const int inner = (to - from + n) % n + 1;
@@ -171,29 +195,21 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
                 barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         for (int w = lid; w < words; w += p)
             found[w] = 0u;
-        if (lid == 0) {
-            if (l_applied) {
-                l_quiet = 0;
-                l_fresh = 0;
-            } else {
-                l_quiet += 1;
-                l_done = l_quiet >= chunks && l_fresh;
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (l_quiet >= chunks && !l_done) {  /* a quiet sweep with bits set: confirm afresh */
-            for (int w = lid; w < (n + 31) / 32; w += p)
-                dont_look[w] = 0u;
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (l_count == 0) {  /* uniform: read after the last barrier, written before it */
+            const int moved = l_moved;
+            barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);  /* all have read it */
+            if (moved)
+                queue_all(queue, queued, n);
             if (lid == 0) {
-                l_quiet = 0;
-                l_fresh = 1;
+                l_done = !moved;
+                l_head = 0;
+                l_count = moved ? n : 0;
+                l_moved = 0;
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
         }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     }
 #if LOCAL_TOUR
     for (int k = lid; k < n; k += p)

@@ -2,9 +2,10 @@
 2020, section 5.7), for the colony solvers: the tours are improved in place and their
 lengths written next to them.
 
-The tour and its positions live in the work-group's local memory as 16-bit cities when
-they fit (n < 65536 and 4n bytes beside the don't-look bits and the reduction), in
-global memory otherwise; the same kernel source serves both.
+The tour, its positions and the queue of cities to look at live in the work-group's
+local memory as 16-bit cities when they fit (n < 65536 and 6n bytes beside the queue's
+bits and the reduction), in global memory otherwise; the same kernel source serves
+both.
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ class AntTwoOptParams:
 
 
 def local_bytes(n: int, threads: int, split: int, local_tour: bool) -> int:
-    """Local memory of one ant's search: the tour and positions (16-bit, when local), the
-    don't-look bits, the reduction (a long, an int and four ints per work-item), the
-    chunk's found-move bits."""
-    return ((4 * n if local_tour else 0) + 4 * (-(-n // 32)) + 28 * threads
+    """Local memory of one ant's search: the tour, positions and queue (16-bit, when
+    local), the queued bits, the reduction (a long, an int and four ints per work-item),
+    the chunk's found-move bits."""
+    return ((6 * n if local_tour else 0) + 4 * (-(-n // 32)) + 28 * threads
             + 4 * (-(-(threads // split) // 32)) + 64)
 
 
@@ -57,7 +58,7 @@ class AntTwoOpt:
             self.kernel = self._build(ctx, m)
         cand = ctx.candidates(CandidateParams("knn", m))
         self.cand, self.cand_dist = cand.cities, cand.dists
-        self.positions = rt.empty(4 if self.local_tour else 4 * ants * n)
+        self.work = rt.empty(4 if self.local_tour else 8 * ants * n)  # positions, queue
 
     def _build(self, ctx: SolveContext, m: int):
         return ctx.dinst.kernel("ant2opt", "ant_two_opt", M=m, SPLIT=self.split,
@@ -67,11 +68,11 @@ class AntTwoOpt:
         """Improve the ants' tours in place; their lengths go to `lengths`."""
         rt, n, g, lm = self.ctx.rt, self.n, self.group, self.ctx.rt.cl.LocalMemory
         return self.kernel(rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, self.cand,
-                           self.cand_dist, tours, self.positions, lengths, lm(4 * n if self.local_tour else 4),
+                           self.cand_dist, tours, self.work, lengths, lm(6 * n if self.local_tour else 4),
                            lm(4 * (-(-n // 32))), lm(8 * g), lm(4 * g), lm(16 * g),
                            lm(4 * (-(-(g // self.split) // 32))))
 
 
 def memory_bytes(n: int, ants: int) -> int:
-    """Global memory of the search at most: the positions when the tour is not local."""
-    return 4 * ants * n
+    """Global memory of the search at most: positions and queue when they are not local."""
+    return 8 * ants * n
