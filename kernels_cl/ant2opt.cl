@@ -34,15 +34,18 @@
 
 #if LOCAL_TOUR
 #define TOUR_SPACE __local
+#define TOUR_FENCE CLK_LOCAL_MEM_FENCE
 typedef ushort city_t;
 #else
 #define TOUR_SPACE __global
+#define TOUR_FENCE (CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 typedef int city_t;
 #endif
 
 DEFINE_GROUP_REVERSE(reverse_path, TOUR_SPACE, city_t)
 
 #define AT(p) ((int)tour[(p) >= n ? (p) - n : (p)])
+#define NEXT(p) ((p) + 1 == n ? 0 : (p) + 1)
 #define QUEUED(c) ((queued[(c) >> 5] >> ((c) & 31)) & 1u)
 
 /* Queue city c at the tail unless it waits already (one work-item at a time). */
@@ -77,7 +80,8 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
     const int per_chunk = p / SPLIT, slot = lid / SPLIT, lane = lid % SPLIT;
     const int words = (per_chunk + 31) / 32;
     __global int *g_tour = tours + (long)get_group_id(0) * n;
-    __local int l_head, l_count, l_moved, l_done, l_move[3];
+    __local int l_head, l_count, l_moved, l_done, l_move[4];
+    __local int4 l_ends;
 #if LOCAL_TOUR
     __local city_t *tour = l_work, *pos = l_work + n, *queue = l_work + 2 * n;
     for (int k = lid; k < n; k += p)
@@ -97,11 +101,11 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
         l_moved = 0;  /* a move was applied since every city was queued */
         l_done = n < 5;
     }
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    barrier(TOUR_FENCE);
     while (!l_done) {
         const int take = min(per_chunk, l_count), head = l_head;
         const int a = slot < take ? (int)queue[head + slot >= n ? head + slot - n : head + slot] : -1;
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);  /* all have read the head */
+        barrier(TOUR_FENCE);  /* all have read the head */
         if (lane == 0 && a >= 0)
             atomic_and(&queued[a >> 5], ~(1u << (a & 31)));
         if (lid == 0) {
@@ -164,42 +168,47 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
         for (int w = 0; w < words; w++) {
             for (uint bits = found[w]; bits; bits &= bits - 1) {
                 const int s = w * 32 + 31 - clz(bits & (0u - bits));
-                if (lid == 0) {  /* l_move: still valid, then the path to reverse from .. to */
+                if (lid == 0) {  /* l_move: still valid, the path from .. to to reverse, the city */
                     const int k = r_key[s * SPLIT];
                     const int4 e = r_ends[s * SPLIT + ((k >> 1) % M) % SPLIT];  /* its lane's */
                     const int p1 = pos[e.x], p2 = pos[e.y], q1 = pos[e.z], q2 = pos[e.w];
-                    const int ahead = p2 == (p1 + 1) % n && q2 == (q1 + 1) % n;  /* x2 .. y1 */
-                    const int behind = p1 == (p2 + 1) % n && q1 == (q2 + 1) % n;  /* x1 .. y2 */
+                    const int ahead = p2 == NEXT(p1) && q2 == NEXT(q1);  /* x2 .. y1 */
+                    const int behind = p1 == NEXT(p2) && q1 == NEXT(q2);  /* x1 .. y2 */
                     l_move[0] = ahead || behind;
                     l_move[1] = ahead ? p2 : p1;
                     l_move[2] = ahead ? q1 : q2;
-                    if (ahead || behind) {
+                    l_move[3] = k / (2 * M);
+                    l_ends = e;
+                }
+                barrier(TOUR_FENCE);
+                if (l_move[0]) {  /* the path or the rest of the tour, whichever is shorter */
+                    const int from = l_move[1], to = l_move[2];
+                    const int inner = to - from + (to < from ? n : 0) + 1;
+                    if (inner <= n - inner)
+                        reverse_path(tour, pos, n, from, inner);
+                    else
+                        reverse_path(tour, pos, n, NEXT(to), n - inner);
+                }
+                if (lid == p - 1) {  /* the last work-item, idle in most reversals, queues */
+                    const int4 e = l_ends;
+                    if (l_move[0]) {  /* the four ends */
                         enqueue(queue, queued, &l_count, l_head, n, e.x);
                         enqueue(queue, queued, &l_count, l_head, n, e.y);
                         enqueue(queue, queued, &l_count, l_head, n, e.z);
                         enqueue(queue, queued, &l_count, l_head, n, e.w);
                         l_moved = 1;
-                    } else {  /* an earlier move changed it: look again later */
-                        enqueue(queue, queued, &l_count, l_head, n, k / (2 * M));
+                    } else {  /* an earlier move changed it: the city looks again later */
+                        enqueue(queue, queued, &l_count, l_head, n, l_move[3]);
                     }
                 }
-                barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-                if (l_move[0]) {  /* the path or the rest of the tour, whichever is shorter */
-                    const int from = l_move[1], to = l_move[2];
-                    const int inner = (to - from + n) % n + 1;
-                    if (inner <= n - inner)
-                        reverse_path(tour, pos, n, from, inner);
-                    else
-                        reverse_path(tour, pos, n, to + 1 == n ? 0 : to + 1, n - inner);
-                }
-                barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+                barrier(TOUR_FENCE);
             }
         }
         for (int w = lid; w < words; w += p)
             found[w] = 0u;
         if (l_count == 0) {  /* uniform: read after the last barrier, written before it */
             const int moved = l_moved;
-            barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);  /* all have read it */
+            barrier(TOUR_FENCE);  /* all have read it */
             if (moved)
                 queue_all(queue, queued, n);
             if (lid == 0) {
@@ -209,7 +218,7 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
                 l_moved = 0;
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        barrier(TOUR_FENCE);
     }
 #if LOCAL_TOUR
     for (int k = lid; k < n; k += p)
