@@ -41,6 +41,8 @@ inline long edge_cell(const int n, __global const int *restrict cand, const int 
 #define M_ITER_ANT 1    /* and its ant */
 #define M_BEST 2        /* the global best length (LONG_MAX before the first) */
 #define M_BEST_ITER 3   /* the iteration that found it */
+#define M_RESTART_BEST 4  /* the best length since the trails were last reset */
+#define M_RESTART_ITER 5  /* the iteration that found it */
 /* limits (double): tau_min, tau_max */
 
 /* eta^beta of every stored edge (eta = 1/d, d = 0 counted as 0.5), once per run. */
@@ -84,20 +86,31 @@ __kernel void mmas_trails(const ulong cells, __global float *restrict tau,
     set_weight(id, t, alpha, heur, weight, inv_weight);
 }
 
+/* The tours a deposit can follow (tspcl/solvers/mmas.py SOURCES) */
+#define SOURCE_ITERATION 0
+#define SOURCE_GLOBAL 1
+#define SOURCE_RESTART 2
+
 /* Deposit 1/length on both directions of every edge of the chosen tour (the iteration
- * best, from ant `M_ITER_ANT`, or the global best tour), at most tau_max. */
+ * best, from ant `M_ITER_ANT`, the global best or the best since the last reset), at
+ * most tau_max. */
 __kernel void mmas_deposit(const int n, __global float *restrict tau,
                            __global const float *restrict heur, __global float *restrict weight,
                            __global float *restrict inv_weight, __global const double *restrict limits,
                            __global const long *restrict status, __global const int *restrict tours,
-                           __global const int *restrict best_tour, const int global_best,
+                           __global const int *restrict best_tour,
+                           __global const int *restrict restart_tour, const int source,
                            const float alpha, __global const int *restrict cand)
 {
     const int k = get_global_id(0);
     if (k >= n)
         return;
-    __global const int *tour = global_best ? best_tour : tours + status[M_ITER_ANT] * (long)n;
-    const float amount = (float)(1.0 / (double)status[global_best ? M_BEST : M_ITER_BEST]);
+    __global const int *tour = source == SOURCE_GLOBAL ? best_tour
+                             : source == SOURCE_RESTART ? restart_tour
+                                                        : tours + status[M_ITER_ANT] * (long)n;
+    const long length = status[source == SOURCE_GLOBAL ? M_BEST
+                               : source == SOURCE_RESTART ? M_RESTART_BEST : M_ITER_BEST];
+    const float amount = (float)(1.0 / (double)length);
     const float tau_max = (float)limits[1];
     const int i = tour[k], j = tour[k + 1 == n ? 0 : k + 1];
     const long cells[2] = {edge_cell(n, cand, i, j), edge_cell(n, cand, j, i)};
@@ -112,10 +125,10 @@ __kernel void mmas_deposit(const int n, __global float *restrict tau,
 }
 
 /* One work-group: the iteration's best ant (ties to the lowest), the global best tour
- * and the trail limits when it improves. */
+ * and the trail limits when it improves, the best tour since the last reset. */
 __kernel void mmas_best(const int n, const int ants, __global const long *restrict lengths,
                         __global const int *restrict tours, __global int *restrict best_tour,
-                        __global long *restrict status, __global double *restrict limits,
+                        __global int *restrict restart_tour, __global long *restrict status, __global double *restrict limits,
                         const double rho, const double p_best, const int iteration,
                         __local long *r_len, __local int *r_ant)
 {
@@ -140,14 +153,22 @@ __kernel void mmas_best(const int n, const int ants, __global const long *restri
     }
     const long ib = r_len[0];
     const int ant = r_ant[0];
-    const int improved = ib < status[M_BEST];
+    const int improved = ib < status[M_BEST], restart_improved = ib < status[M_RESTART_BEST];
     barrier(CLK_GLOBAL_MEM_FENCE);
-    if (improved)
-        for (int k = lid; k < n; k += p)
-            best_tour[k] = tours[(long)ant * n + k];
+    for (int k = lid; k < n; k += p) {
+        const int city = tours[(long)ant * n + k];
+        if (improved)
+            best_tour[k] = city;
+        if (restart_improved)
+            restart_tour[k] = city;
+    }
     if (lid == 0) {
         status[M_ITER_BEST] = ib;
         status[M_ITER_ANT] = ant;
+        if (restart_improved) {
+            status[M_RESTART_BEST] = ib;
+            status[M_RESTART_ITER] = iteration;
+        }
         if (improved) {
             status[M_BEST] = ib;
             status[M_BEST_ITER] = iteration;

@@ -71,24 +71,43 @@ def test_mmas_with_2opt_beats_mmas_alone(rt):  # noqa: F811
     assert with_ls.length < plain.length
 
 
-@pytest.mark.parametrize("store, variant", [("matrix", "rwm-lc"), ("matrix", "wrs-bt"),
-                                            ("candidates", "rwm-bt"), ("candidates", "wrs-ct")])
-def test_pheromone_update_matches_a_host_model(rt, store, variant):  # noqa: F811
+def check_trail_update(rt, store, variant, source="iteration", reset=False, seed=4):  # noqa: F811
+    """Four iterations (the second a reset), then one more against a host float32 model
+    of evaporation and the deposit along the tour `source` names (or of the reset)."""
     inst = generate("uniform", 50, seed=12)
-    n, cl, rho = inst.n, 8, 0.7
-    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=4)
-    colony = mmas.DeviceColony(ctx, mmas.MmasParams(variant=variant, cl=cl, store=store, rho=rho, ants=10))
+    n, cl, rho, ants = inst.n, 8, 0.7, 10
+
+    class Params(mmas.MmasParams):
+        def deposit_source(self, seed, iteration):
+            return source if iteration == 4 else "iteration"
+
+    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=seed)
+    colony = mmas.DeviceColony(ctx, Params(variant=variant, cl=cl, store=store, rho=rho, ants=ants))
     ctx.timed(colony.start(inst.tour_length(np.arange(n))))
-    tau_max0 = rt.read(colony.limits, np.float64, 2)[1]
-    ctx.timed(colony.iteration(0, ctx.seed))
+    for it in range(4):
+        ctx.timed(colony.iteration(it, ctx.seed, reset=it == 1))
+    width = n if store == "matrix" else cl
+    tau = rt.read(colony.tau, np.float32, n * width)
+    ctx.timed(colony.iteration(4, ctx.seed, reset=reset))
     limits = rt.read(colony.limits, np.float64, 2)
     status = colony.read_status()
-    tour = rt.read(colony.tours, np.int32, 10 * n).reshape(10, n)[status[mmas.M_ITER_ANT]]
+    tours = {"iteration": rt.read(colony.tours, np.int32, ants * n).reshape(ants, n)[status[mmas.M_ITER_ANT]],
+             "global": rt.read(colony.best_tour, np.int32, n),
+             "restart": rt.read(colony.restart_tour, np.int32, n)}
+    lengths = {"iteration": status[mmas.M_ITER_BEST], "global": status[mmas.M_BEST],
+               "restart": status[mmas.M_RESTART_BEST]}
+    if reset:
+        assert np.all(rt.read(colony.tau, np.float32, n * width) == np.float32(limits[1]))
+        assert list(status[[mmas.M_RESTART_BEST, mmas.M_RESTART_ITER]]) == [mmas.LONG_MAX, 4]
+        return
+    for name, tour in tours.items():  # the status lengths are the tours' own
+        assert sorted(tour) == list(range(n)) and inst.tour_length(tour) == lengths[name]
+    if source != "iteration":  # the seed makes the three tours differ: a mix-up shows
+        assert len(set(lengths.values())) == 3
     cand = build_candidates(DeviceInstance(rt, inst), CandidateParams("knn", cl)).host(rt)[0]
-    width = n if store == "matrix" else cl
-    want = np.full(n * width, np.float32(tau_max0), np.float32)
-    want = np.maximum(np.float32(rho) * want, np.float32(limits[0]))
-    amount = np.float32(1.0 / status[mmas.M_ITER_BEST])
+    want = np.maximum(np.float32(rho) * tau, np.float32(limits[0]))
+    amount = np.float32(1.0 / lengths[source])
+    tour = tours[source]
     for i, j in zip(tour, np.roll(tour, -1)):
         for a, b in ((i, j), (j, i)):
             if store == "matrix":
@@ -100,6 +119,45 @@ def test_pheromone_update_matches_a_host_model(rt, store, variant):  # noqa: F81
             want[cell] = min(want[cell] + amount, np.float32(limits[1]))
     assert np.array_equal(rt.read(colony.tau, np.float32, n * width), want)
     assert limits[1] == 1.0 / ((1.0 - rho) * status[mmas.M_BEST])
+
+
+@pytest.mark.parametrize("store, variant", [("matrix", "rwm-lc"), ("matrix", "wrs-bt"),
+                                            ("candidates", "rwm-bt"), ("candidates", "wrs-ct")])
+def test_pheromone_update_matches_a_host_model(rt, store, variant):  # noqa: F811
+    check_trail_update(rt, store, variant)
+
+
+@pytest.mark.parametrize("source", ["global", "restart"])
+def test_deposit_follows_the_global_or_the_restart_best(rt, source):  # noqa: F811
+    check_trail_update(rt, "matrix", "wrs-bt", source, seed=8)
+    check_trail_update(rt, "candidates", "rwm-bt", source, seed=9)
+
+
+def test_reset_puts_every_trail_at_tau_max_and_forgets_the_restart_best(rt):  # noqa: F811
+    check_trail_update(rt, "matrix", "rwm-bt", reset=True)
+    check_trail_update(rt, "candidates", "wrs-bt", reset=True)
+
+
+def test_the_deposit_schedule_draws_the_authors_proportions():
+    p = mmas.MmasParams(ls="2opt")
+    assert p.deposit_rule == "schedule" and mmas.MmasParams().deposit_rule == "iteration"
+    draws = [p.deposit_source(7, it) for it in range(20000)]
+    assert draws == [p.deposit_source(7, it) for it in range(20000)]
+    observed = np.array([draws.count(s) for s in ("iteration", "global", "restart")])
+    expected = np.array([0.1, 0.9 * 0.1, 0.9 * 0.9]) * len(draws)
+    assert ((observed - expected) ** 2 / expected).sum() < chi2_critical(2)
+    assert {mmas.MmasParams(deposit="global").deposit_source(7, it) for it in range(50)} == {"global"}
+
+
+@pytest.mark.parametrize("since_best, since_reset, left, due", [
+    (500, 600, 1000, True), (499, 600, 1000, False), (500, 600, 599, False), (800, 10, 0, False)])
+def test_restart_rule(since_best, since_reset, left, due):
+    p = mmas.MmasParams(ls="2opt", iterations=3000)
+    it = p.iterations - left
+    status = np.zeros(6, np.int64)
+    status[mmas.M_RESTART_ITER] = it - since_best
+    assert mmas.restart_due(p, it, status, it - since_reset) is due
+    assert not mmas.restart_due(mmas.MmasParams(iterations=3000), it, status, it - since_reset)
 
 
 @pytest.mark.parametrize("selection", ["rwm", "wrs"])
@@ -273,7 +331,7 @@ def test_work_group_size_rule():
 
 @pytest.mark.parametrize("bad, match", [
     ({"variant": "rwm-xx"}, "variant must be"), ({"rho": "1"}, "rho"), ({"cl": "-1"}, "cl must"),
-    ({"deposit": "best"}, "deposit must"), ({"threads": "48"}, "power of two"),
+    ({"deposit": "best"}, "deposit must"), ({"restart": "-1"}, "restart must"), ({"threads": "48"}, "power of two"),
     ({"p_best": "0"}, "p_best"), ({"ls": "3opt"}, "ls must be"),
     ({"store": "disk"}, "store must be"), ({"store": "candidates", "cl": "0"}, "needs cl > 0")])
 def test_bad_parameters_are_usage_errors(bad, match):

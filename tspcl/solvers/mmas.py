@@ -30,7 +30,11 @@ SELECTIONS = {"rwm": 0, "wrs": 1}          # aco.cl SELECT_*
 TABUS = {"lc": 0, "ct": 1, "bt": 2}         # aco.cl TABU_*
 VARIANTS = [f"{s}-{t}" for s in SELECTIONS for t in TABUS]
 STORES = {"matrix": 0, "candidates": 1}   # aco.cl / mmas.cl W_*
-M_ITER_BEST, M_ITER_ANT, M_BEST, M_BEST_ITER = range(4)  # mmas.cl status words
+M_ITER_BEST, M_ITER_ANT, M_BEST, M_BEST_ITER, M_RESTART_BEST, M_RESTART_ITER = range(6)  # mmas.cl status
+SOURCES = {"iteration": 0, "global": 1, "restart": 2}  # mmas.cl SOURCE_*: the tour a deposit follows
+DEPOSITS = ("auto", "iteration", "global", "schedule")
+SCHEDULE_ITERATION, SCHEDULE_GLOBAL = 0.1, 0.1  # the authors' code with local search (see MmasParams)
+LS_RESTART = 500
 LONG_MAX = 2**63 - 1
 PUBLISH_S = 1.0
 MATRIX_GROUP = 256
@@ -40,8 +44,15 @@ MATRIX_GROUP = 256
 class MmasParams:
     """variant: selection-tabu (rwm|wrs)-(lc|ct|bt); ants: 0 for n; rho: pheromone kept
     per iteration; alpha, beta: exponents of tau and eta = 1/d; cl: candidate list
-    length (0: every unvisited city at every step); deposit: 'iteration' or 'global'
-    best; p_best: Stuetzle and Hoos' limit parameter; store: 'matrix' (n x n pheromone,
+    length (0: every unvisited city at every step); deposit: the tour that lays
+    pheromone, 'iteration' best, 'global' best or 'schedule', which is what the authors'
+    published code does with local search (the paper's Table 9 runs): the best since the
+    last reset, with probability 0.1 the iteration best instead and otherwise with 0.1
+    the global best; 'auto' is 'iteration' without local search and 'schedule' with it;
+    restart: iterations without a better tour since the last reset after which every
+    trail goes back to tau_max (the authors' code: 500 with local search; None: 500 with
+    local search, never without; 0: never), not when fewer iterations are left than have
+    passed since the last reset; p_best: Stuetzle and Hoos' limit parameter; store: 'matrix' (n x n pheromone,
     the paper's) or 'candidates' (beyond the paper: the cl candidate edges of each city
     only, O(n cl) memory, other edges at tau_min); ls: 'none' or '2opt' on every
     ant's tour (section 5.7) over `ls_neighbors` nearest cities with don't-look bits;
@@ -55,7 +66,8 @@ class MmasParams:
     alpha: float = 1.0
     beta: float = 2.0
     cl: int = 32
-    deposit: str = "iteration"
+    deposit: str = "auto"
+    restart: int | None = None
     p_best: float = 0.01
     store: str = "matrix"
     ls: str = "none"
@@ -76,8 +88,10 @@ class MmasParams:
             raise UsageError("alpha and beta must not be negative")
         if self.cl < 0:
             raise UsageError(f"cl must be 0 (no candidate lists) or a length (got {self.cl})")
-        if self.deposit not in ("iteration", "global"):
-            raise UsageError(f"deposit must be iteration or global (got {self.deposit!r})")
+        if self.deposit not in DEPOSITS:
+            raise UsageError(f"deposit must be one of {', '.join(DEPOSITS)} (got {self.deposit!r})")
+        if self.restart is not None and self.restart < 0:
+            raise UsageError(f"restart must be 0 (never) or a count of iterations (got {self.restart})")
         if not 0.0 < self.p_best < 1.0:
             raise UsageError(f"p_best must be in (0, 1) (got {self.p_best})")
         if self.store not in STORES:
@@ -92,6 +106,29 @@ class MmasParams:
             raise UsageError(f"threads must be 0 or a power of two of at least 32 (got {self.threads})")
         if self.batch < 1:
             raise UsageError(f"batch must be at least 1 (got {self.batch})")
+
+    @property
+    def deposit_rule(self) -> str:
+        if self.deposit == "auto":
+            return "schedule" if self.ls != "none" else "iteration"
+        return self.deposit
+
+    @property
+    def restart_after(self) -> int:
+        if self.restart is None:
+            return LS_RESTART if self.ls != "none" else 0
+        return self.restart
+
+    def deposit_source(self, seed: int, iteration: int) -> str:
+        """The tour this iteration's deposit follows (drawn from (seed, iteration), so the
+        same run draws the same)."""
+        rule = self.deposit_rule
+        if rule != "schedule":
+            return rule
+        use_iteration, use_global = np.random.default_rng([seed, iteration]).random(2)
+        if use_iteration < SCHEDULE_ITERATION:
+            return "iteration"
+        return "global" if use_global < SCHEDULE_GLOBAL else "restart"
 
     @property
     def selection(self) -> str:
@@ -171,9 +208,9 @@ class DeviceColony:
         self.copy_list_weights = bool(cl) and p.store == "matrix"
         self.list_weight = rt.empty(4 * n * cl) if self.copy_list_weights else self.drawn
         self.tours, self.lengths = rt.empty(4 * self.ants * n), rt.empty(8 * self.ants)
-        self.best_tour = rt.empty(4 * n)
-        self.status_host = np.zeros(4, np.int64)
-        self.status = rt.empty(32)
+        self.best_tour, self.restart_tour = rt.empty(4 * n), rt.empty(4 * n)
+        self.status_host = np.zeros(6, np.int64)
+        self.status = rt.empty(48)
         self.limits = rt.empty(16)
         self.best_group = rt.work_group_size(self.k["mmas_best"], 256)
         self.ls = None
@@ -187,7 +224,7 @@ class DeviceColony:
         p_dec = p.p_best ** (1.0 / n)
         tau_min = min(tau_max, tau_max * (1.0 - p_dec) / ((n / 2.0 - 1.0) * p_dec)) if n > 2 else tau_max
         rt.cl.enqueue_copy(rt.queue, self.limits, np.array([tau_min, tau_max]))
-        self.status_host[:] = [0, 0, LONG_MAX, -1]
+        self.status_host[:] = [0, 0, LONG_MAX, -1, LONG_MAX, -1]
         rt.cl.enqueue_copy(rt.queue, self.status, self.status_host)
         cells = _round_up(self.cells, MATRIX_GROUP)
         return [self.k["mmas_heuristic"](rt.queue, (cells,), (MATRIX_GROUP,), *self.ctx.dinst.dist_args,
@@ -209,10 +246,11 @@ class DeviceColony:
                                      self.limits, np.float32(p.rho), np.float32(p.alpha),
                                      np.int32(evaporate))
 
-    def iteration(self, it: int, seed: int) -> list:
+    def iteration(self, it: int, seed: int, reset: bool = False) -> list:
         """Enqueue one iteration: construction, the ants' 2-opt if any, best,
-        evaporation, deposit, the list weights' copy with the matrix store and cl
-        (events in that order)."""
+        evaporation and deposit (with `reset`: every trail back to tau_max, no deposit,
+        the best since the last reset forgotten), the list weights' copy with the matrix
+        store and cl (events in that order)."""
         rt, p, n, lm = self.rt, self.p, self.n, self.rt.cl.LocalMemory
         g = self.group
         tabu = {"lc": [lm(2 * n), lm(2 * n), lm(4)], "ct": [lm(2 * n), lm(4)],
@@ -227,13 +265,17 @@ class DeviceColony:
         b = self.best_group
         events.append(self.k["mmas_best"](
             rt.queue, (b,), (b,), np.int32(n), np.int32(self.ants), self.lengths, self.tours,
-            self.best_tour, self.status, self.limits, np.float64(p.rho), np.float64(p.p_best),
-            np.int32(it), lm(8 * b), lm(4 * b)))
-        events.append(self._trails(evaporate=True))
-        events.append(self.k["mmas_deposit"](
-            rt.queue, (_round_up(n, 64),), (64,), np.int32(n), self.tau, self.heur, self.weight,
-            self.inv_weight, self.limits, self.status, self.tours, self.best_tour,
-            np.int32(p.deposit == "global"), np.float32(p.alpha), self.cand))
+            self.best_tour, self.restart_tour, self.status, self.limits, np.float64(p.rho),
+            np.float64(p.p_best), np.int32(it), lm(8 * b), lm(4 * b)))
+        events.append(self._trails(evaporate=not reset))
+        if reset:
+            events.append(rt.cl.enqueue_copy(rt.queue, self.status, np.array([LONG_MAX, it], np.int64),
+                                             dst_offset=8 * M_RESTART_BEST))
+        else:
+            events.append(self.k["mmas_deposit"](
+                rt.queue, (_round_up(n, 64),), (64,), np.int32(n), self.tau, self.heur, self.weight,
+                self.inv_weight, self.limits, self.status, self.tours, self.best_tour, self.restart_tour,
+                np.int32(SOURCES[p.deposit_source(seed, it)]), np.float32(p.alpha), self.cand))
         events += self._list_weights()
         return events
 
@@ -242,12 +284,21 @@ class DeviceColony:
         return self.status_host.copy()
 
 
+def restart_due(p: MmasParams, it: int, status: np.ndarray, last_reset: int) -> bool:
+    """Whether iteration `it` resets the trails: `p.restart_after` iterations without a
+    better tour since the last reset (at `last_reset`), and at least as many iterations
+    left as have passed since then."""
+    return bool(p.restart_after and it - status[M_RESTART_ITER] >= p.restart_after
+                and it - last_reset <= p.iterations - it)
+
+
 def _round_up(x: int, m: int) -> int:
     return max(m, -(-x // m) * m)
 
 
 def run_mmas(ctx: SolveContext, p: MmasParams) -> None:
-    """NN tour (for the initial limits), then `iterations` colony iterations."""
+    """NN tour (for the initial limits), then `iterations` colony iterations; between
+    batches, the restart rule of :class:`MmasParams` picks the next iteration to reset."""
     inst = ctx.inst
     run_nn(ctx, NearestNeighborParams())
     if inst.n < 4 or p.iterations == 0:
@@ -255,11 +306,14 @@ def run_mmas(ctx: SolveContext, p: MmasParams) -> None:
     colony = DeviceColony(ctx, p)
     ctx.timed(colony.start(ctx.best_length))
     published, published_at, it = ctx.best_length, time.perf_counter(), 0
+    reset_at, last_reset = -1, 0
     while it < p.iterations and not ctx.stop(it):
         steps = min(p.batch, p.iterations - it)
-        events = [e for k in range(steps) for e in colony.iteration(it + k, ctx.seed)]
+        events = [e for k in range(steps) for e in colony.iteration(it + k, ctx.seed, it + k == reset_at)]
         it += steps
         status = colony.read_status()
+        if restart_due(p, it, status, last_reset):
+            reset_at = last_reset = it
         ctx.timed_span(events[0], events[-1])
         if status[M_BEST] < published and time.perf_counter() - published_at >= PUBLISH_S:
             ctx.improve(ctx.read_tour(colony.best_tour), it)
