@@ -10,7 +10,9 @@
  * 2-opt moves that join it to a candidate c (the successor and the predecessor
  * variants, as tspcl's local search does) whose new edge (a, c) is shorter than the
  * tour edge of a that the move removes: Bentley's neighbour-list rule, which every
- * improving move meets at one of its ends at least.  Each city keeps its best move; the moves are then applied one after
+ * improving move meets at one of its ends at least, so the lists are read only up to
+ * the first candidate as far as a's farther tour neighbour (they are sorted by
+ * distance).  Each city keeps its best move; the moves are then applied one after
  * another in queue order, each one whose two removed edges are still in the tour the
  * earlier ones left, both the same way round (its gain is then the same), so one
  * evaluation pays for several moves.  A move reverses the shorter side of the cyclic
@@ -117,28 +119,34 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
             const int pa = pos[a];
             const int succ_a = AT(pa + 1), pred_a = AT(pa + n - 1);
             const int d_succ = DIST(a, succ_a), d_pred = DIST(pred_a, a);
-            /* every candidate of the lane at once, none of it waiting on a comparison, so
-             * that the loads of all of them are in flight together */
-#pragma unroll
-            for (int q = 0; q < (M + SPLIT - 1) / SPLIT; q++) {
-                const int s = min(lane + q * SPLIT, M - 1);
-                const int d_ac = cand_dist[(long)a * M + s], c = cand[(long)a * M + s];
+            const int reach = max(d_succ, d_pred);
+            for (int s = lane; s < M; s += SPLIT) {
+                const int d_ac = cand_dist[(long)a * M + s];
+                if (d_ac >= reach)  /* the lists are sorted: no closer candidate follows */
+                    break;
+                const int c = cand[(long)a * M + s];
+                if (c == a)
+                    continue;
                 const int pc = pos[c];
-                const int succ_c = AT(pc + 1), pred_c = AT(pc + n - 1);
-                const int in_list = lane + q * SPLIT < M && c != a;
                 /* successor variant: remove (a, succ a), (c, succ c); add (a, c), (succ a, succ c) */
-                const long gs = (long)d_succ + DIST(c, succ_c) - d_ac - DIST(succ_a, succ_c);
-                if (in_list && d_ac < d_succ && succ_a != c && succ_c != a && gs > best) {
-                    best = gs;
-                    key = (a * M + s) * 2;
-                    ends = (int4)(a, succ_a, c, succ_c);
+                const int succ_c = AT(pc + 1);
+                if (d_ac < d_succ && succ_a != c && succ_c != a) {
+                    const long g = (long)d_succ + DIST(c, succ_c) - d_ac - DIST(succ_a, succ_c);
+                    if (g > best) {
+                        best = g;
+                        key = (a * M + s) * 2;
+                        ends = (int4)(a, succ_a, c, succ_c);
+                    }
                 }
                 /* predecessor variant: remove (pred a, a), (pred c, c); add (a, c), (pred a, pred c) */
-                const long gp = (long)d_pred + DIST(pred_c, c) - d_ac - DIST(pred_a, pred_c);
-                if (in_list && d_ac < d_pred && pred_a != c && pred_c != a && gp > best) {
-                    best = gp;
-                    key = (a * M + s) * 2 + 1;
-                    ends = (int4)(pred_a, a, pred_c, c);
+                const int pred_c = AT(pc + n - 1);
+                if (d_ac < d_pred && pred_a != c && pred_c != a) {
+                    const long g = (long)d_pred + DIST(pred_c, c) - d_ac - DIST(pred_a, pred_c);
+                    if (g > best) {
+                        best = g;
+                        key = (a * M + s) * 2 + 1;
+                        ends = (int4)(pred_a, a, pred_c, c);
+                    }
                 }
             }
         }
