@@ -20,13 +20,14 @@ from .base import SolveContext
 class AntTwoOptParams:
     """neighbors: candidates per city (the paper's 32); threads: work-items per ant;
     split: work-items sharing one city's candidates (the paper gives a city a warp of
-    32), so a chunk of the sweep is threads / split cities; memory: 'auto' keeps the
+    32), so the group looks at threads / split cities at a time.  128 and 4 were the
+    fastest pair on the H100 for pr1002 and fl3795 with 800 ants (BENCHMARKS.md); memory: 'auto' keeps the
     tour in local memory when it fits, 'global' never does (the large-n path, forced
     to test it on small instances)."""
 
     neighbors: int = 32
     threads: int = 128
-    split: int = 8
+    split: int = 4
     memory: str = "auto"
 
     def __post_init__(self):
