@@ -60,6 +60,18 @@ inline void enqueue(TOUR_SPACE city_t *queue, __local uint *queued, __local int 
     *tail_count += 1;
 }
 
+/* The lowest slot above `after` whose bit is set, -1 when none (the same for every
+ * work-item: one flat loop over a chunk's moves, which PoCL 5 builds). */
+inline int next_slot(__local const uint *bits, const int words, const int after)
+{
+    for (int w = (after + 1) >> 5; w < words; w++) {
+        const uint rest = bits[w] & (w == (after + 1) >> 5 ? ~0u << ((after + 1) & 31) : ~0u);
+        if (rest)
+            return w * 32 + 31 - clz(rest & (0u - rest));
+    }
+    return -1;
+}
+
 /* Every city queued, in index order. */
 inline void queue_all(TOUR_SPACE city_t *queue, __local uint *queued, const int n)
 {
@@ -165,58 +177,55 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
         if (lane == 0 && r_gain[lid] > 0)
             atomic_or(&found[slot >> 5], 1u << (slot & 31));
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int w = 0; w < words; w++) {
-            for (uint bits = found[w]; bits; bits &= bits - 1) {
-                const int s = w * 32 + 31 - clz(bits & (0u - bits));
-                if (lid == 0) {  /* l_move: still valid, the path from .. to to reverse, the city */
-                    const int k = r_key[s * SPLIT];
-                    const int4 e = r_ends[s * SPLIT + ((k >> 1) % M) % SPLIT];  /* its lane's */
-                    const int p1 = pos[e.x], p2 = pos[e.y], q1 = pos[e.z], q2 = pos[e.w];
-                    const int ahead = p2 == NEXT(p1) && q2 == NEXT(q1);  /* x2 .. y1 */
-                    const int behind = p1 == NEXT(p2) && q1 == NEXT(q2);  /* x1 .. y2 */
-                    l_move[0] = ahead || behind;
-                    l_move[1] = ahead ? p2 : p1;
-                    l_move[2] = ahead ? q1 : q2;
-                    l_move[3] = k / (2 * M);
-                    l_ends = e;
-                }
-                barrier(TOUR_FENCE);
-                if (l_move[0]) {  /* the path or the rest of the tour, whichever is shorter */
-                    const int from = l_move[1], to = l_move[2];
-                    const int inner = to - from + (to < from ? n : 0) + 1;
-                    if (inner <= n - inner)
-                        reverse_path(tour, pos, n, from, inner);
-                    else
-                        reverse_path(tour, pos, n, NEXT(to), n - inner);
-                }
-                if (lid == p - 1) {  /* the last work-item, idle in most reversals, queues */
-                    const int4 e = l_ends;
-                    if (l_move[0]) {  /* the four ends */
-                        enqueue(queue, queued, &l_count, l_head, n, e.x);
-                        enqueue(queue, queued, &l_count, l_head, n, e.y);
-                        enqueue(queue, queued, &l_count, l_head, n, e.z);
-                        enqueue(queue, queued, &l_count, l_head, n, e.w);
-                        l_moved = 1;
-                    } else {  /* an earlier move changed it: the city looks again later */
-                        enqueue(queue, queued, &l_count, l_head, n, l_move[3]);
-                    }
-                }
-                barrier(TOUR_FENCE);
+        for (int s = next_slot(found, words, -1); s >= 0; s = next_slot(found, words, s)) {
+            if (lid == 0) {  /* l_move: still valid, the path from .. to to reverse, the city */
+                const int k = r_key[s * SPLIT];
+                const int4 e = r_ends[s * SPLIT + ((k >> 1) % M) % SPLIT];  /* its lane's */
+                const int p1 = pos[e.x], p2 = pos[e.y], q1 = pos[e.z], q2 = pos[e.w];
+                const int ahead = p2 == NEXT(p1) && q2 == NEXT(q1);  /* x2 .. y1 */
+                const int behind = p1 == NEXT(p2) && q1 == NEXT(q2);  /* x1 .. y2 */
+                l_move[0] = ahead || behind;
+                l_move[1] = ahead ? p2 : p1;
+                l_move[2] = ahead ? q1 : q2;
+                l_move[3] = k / (2 * M);
+                l_ends = e;
             }
+            barrier(TOUR_FENCE);
+            if (l_move[0]) {  /* the path or the rest of the tour, whichever is shorter */
+                const int from = l_move[1], to = l_move[2];
+                const int inner = to - from + (to < from ? n : 0) + 1;
+                if (inner <= n - inner)
+                    reverse_path(tour, pos, n, from, inner);
+                else
+                    reverse_path(tour, pos, n, NEXT(to), n - inner);
+            }
+            if (lid == p - 1) {  /* the last work-item, idle in most reversals, queues */
+                const int4 e = l_ends;
+                if (l_move[0]) {  /* the four ends */
+                    enqueue(queue, queued, &l_count, l_head, n, e.x);
+                    enqueue(queue, queued, &l_count, l_head, n, e.y);
+                    enqueue(queue, queued, &l_count, l_head, n, e.z);
+                    enqueue(queue, queued, &l_count, l_head, n, e.w);
+                    l_moved = 1;
+                } else {  /* an earlier move changed it: the city looks again later */
+                    enqueue(queue, queued, &l_count, l_head, n, l_move[3]);
+                }
+            }
+            barrier(TOUR_FENCE);
         }
         for (int w = lid; w < words; w += p)
             found[w] = 0u;
-        if (l_count == 0) {  /* uniform: read after the last barrier, written before it */
-            const int moved = l_moved;
-            barrier(TOUR_FENCE);  /* all have read it */
-            if (moved)
-                queue_all(queue, queued, n);
-            if (lid == 0) {
-                l_done = !moved;
-                l_head = 0;
-                l_count = moved ? n : 0;
-                l_moved = 0;
-            }
+        /* the queue ran dry: queue every city again after a move, else stop (the
+         * barriers outside any if: PoCL 5 fails to build a barrier under one) */
+        const int dry = l_count == 0, moved = l_moved;
+        barrier(TOUR_FENCE);  /* all have read them */
+        if (dry && moved)
+            queue_all(queue, queued, n);
+        if (dry && lid == 0) {
+            l_done = !moved;
+            l_head = 0;
+            l_count = moved ? n : 0;
+            l_moved = 0;
         }
         barrier(TOUR_FENCE);
     }
