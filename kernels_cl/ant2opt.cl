@@ -188,13 +188,14 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
                 l_ends = e;
             }
             barrier(TOUR_FENCE);
-            if (l_move[0]) {  /* the path or the rest of the tour, whichever is shorter */
+            {  /* the path or the rest of the tour, whichever is shorter; nothing for a
+                * stale move (one call outside any if: PoCL 5 fails to build a loop under
+                * an if inside a loop with barriers) */
                 const int from = l_move[1], to = l_move[2];
                 const int inner = to - from + (to < from ? n : 0) + 1;
-                if (inner <= n - inner)
-                    reverse_path(tour, pos, n, from, inner);
-                else
-                    reverse_path(tour, pos, n, NEXT(to), n - inner);
+                const int shorter = inner <= n - inner;
+                reverse_path(tour, pos, n, shorter ? from : NEXT(to),
+                             l_move[0] ? (shorter ? inner : n - inner) : 0);
             }
             if (lid == p - 1) {  /* the last work-item, idle in most reversals, queues */
                 const int4 e = l_ends;
