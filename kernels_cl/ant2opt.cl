@@ -60,6 +60,18 @@ inline void enqueue(TOUR_SPACE city_t *queue, __local uint *queued, __local int 
     *tail_count += 1;
 }
 
+/* The lowest slot above `after` whose bit is set, -1 when none (the same for every
+ * work-item: one flat loop over a chunk's moves, which PoCL 5 builds). */
+inline int next_slot(__local const uint *bits, const int words, const int after)
+{
+    for (int w = (after + 1) >> 5; w < words; w++) {
+        const uint rest = bits[w] & (w == (after + 1) >> 5 ? ~0u << ((after + 1) & 31) : ~0u);
+        if (rest)
+            return w * 32 + 31 - clz(rest & (0u - rest));
+    }
+    return -1;
+}
+
 /* Every city queued, in index order. */
 inline void queue_all(TOUR_SPACE city_t *queue, __local uint *queued, const int n)
 {
@@ -74,13 +86,13 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
                           __global int *restrict tours, __global int *restrict work,
                           __global long *restrict lengths, __local city_t *l_work,
                           __local uint *queued, __local long *r_gain, __local int *r_key,
-                          __local int4 *r_ends, __local uint *found, __local int *moves)
+                          __local int4 *r_ends, __local uint *found)
 {
     const int lid = get_local_id(0), p = get_local_size(0);
     const int per_chunk = p / SPLIT, slot = lid / SPLIT, lane = lid % SPLIT;
     const int words = (per_chunk + 31) / 32;
     __global int *g_tour = tours + (long)get_group_id(0) * n;
-    __local int l_head, l_count, l_moved, l_done, l_moves, l_move[4];
+    __local int l_head, l_count, l_moved, l_done, l_move[4];
     __local int4 l_ends;
 #if LOCAL_TOUR
     __local city_t *tour = l_work, *pos = l_work + n, *queue = l_work + 2 * n;
@@ -165,16 +177,7 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
         if (lane == 0 && r_gain[lid] > 0)
             atomic_or(&found[slot >> 5], 1u << (slot & 31));
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {  /* the slots with a move, in order (a plain loop for PoCL 5) */
-            int count = 0;
-            for (int w = 0; w < words; w++)
-                for (uint bits = found[w]; bits; bits &= bits - 1)
-                    moves[count++] = w * 32 + 31 - clz(bits & (0u - bits));
-            l_moves = count;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int m = 0; m < l_moves; m++) {
-            const int s = moves[m];
+        for (int s = next_slot(found, words, -1); s >= 0; s = next_slot(found, words, s)) {
             if (lid == 0) {  /* l_move: still valid, the path from .. to to reverse, the city */
                 const int k = r_key[s * SPLIT];
                 const int4 e = r_ends[s * SPLIT + ((k >> 1) % M) % SPLIT];  /* its lane's */
@@ -211,7 +214,7 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
             }
             barrier(TOUR_FENCE);
         }
-        for (int w = lid; w < words; w += p)  /* read by lid 0 only, before two barriers */
+        for (int w = lid; w < words; w += p)
             found[w] = 0u;
         /* the queue ran dry: queue every city again after a move, else stop (the
          * barriers outside any if: PoCL 5 fails to build a barrier under one) */

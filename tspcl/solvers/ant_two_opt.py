@@ -38,9 +38,9 @@ class AntTwoOptParams:
 def local_bytes(n: int, threads: int, split: int, local_tour: bool) -> int:
     """Local memory of one ant's search: the tour, positions and queue (16-bit, when
     local), the queued bits, the reduction (a long, an int and four ints per work-item),
-    the chunk's found-move bits and list."""
+    the chunk's found-move bits."""
     return ((6 * n if local_tour else 0) + 4 * (-(-n // 32)) + 28 * threads
-            + 4 * (-(-(threads // split) // 32)) + 4 * (threads // split) + 64)
+            + 4 * (-(-(threads // split) // 32)) + 64)
 
 
 class AntTwoOpt:
@@ -71,7 +71,7 @@ class AntTwoOpt:
         return self.kernel(rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, self.cand,
                            self.cand_dist, tours, self.work, lengths, lm(6 * n if self.local_tour else 4),
                            lm(4 * (-(-n // 32))), lm(8 * g), lm(4 * g), lm(16 * g),
-                           lm(4 * (-(-(g // self.split) // 32))), lm(4 * (g // self.split)))
+                           lm(4 * (-(-(g // self.split) // 32))))
 
 
 def memory_bytes(n: int, ants: int) -> int:
