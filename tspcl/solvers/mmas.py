@@ -5,8 +5,10 @@ Six variants: next-node selection by parallel roulette wheel (rwm) or weighted r
 sampling (wrs), ants' tabu as list compression (lc), compact tabu (ct) or bitmask (bt),
 with or without candidate lists (cl, 32 by default).  An iteration is four launches
 (kernels_cl/aco.cl aco_construct, kernels_cl/mmas.cl mmas_best, mmas_trails,
-mmas_deposit); iterations are enqueued in batches and the host reads the status words
-(iteration best, global best) after each batch, the best tour only when it improved.
+mmas_deposit), with the ants' 2-opt (kernels_cl/ant2opt.cl, section 5.7) after the
+construction when ls=2opt; iterations are enqueued in batches and the host reads the
+status words (iteration best, global best, best since the last reset) after each batch,
+the best tour only when it improved, and decides there whether the trails are reset.
 Same seed, same device: the same tours.  Across devices the float weights (pow, log,
 the roulette's partial sums) may round differently, so tours may differ there.
 """
