@@ -2,9 +2,13 @@
 every result is a permutation with its exact length, no longer than the start, with no
 improving 2-opt move left within the candidate lists (Bentley's rule: the new edge
 shorter than the one it replaces at the city that looks); the tour in local memory and in
-global memory give the same tours."""
+global memory give the same tours; and the tours are exactly those of a plain host
+version of the same search (queue, chunks, each city's best move, moves applied in
+order when their edges are still there)."""
 
 from __future__ import annotations
+
+from collections import deque
 
 import numpy as np
 import pytest
@@ -78,3 +82,83 @@ def test_tiny_tours(rt, n):  # noqa: F811
         assert sorted(t) == list(range(n)) and length == inst.tour_length(t)
         if n >= 5:
             assert improving_2opt(inst, t, cand, bentley=True) == []
+
+
+def host_two_opt(inst, start, cand, cand_dist, per_chunk: int) -> list:
+    """The kernel's search, one step at a time on the host (see kernels_cl/ant2opt.cl)."""
+    n, m, d = len(start), cand.shape[1], inst.dist
+    tour = [int(c) for c in start]
+    pos = [0] * n
+    for k, c in enumerate(tour):
+        pos[c] = k
+    if n < 5:
+        return tour
+    queue, queued, moved = deque(range(n)), [True] * n, False
+
+    def push(c):
+        if not queued[c]:
+            queued[c] = True
+            queue.append(c)
+
+    while True:
+        chunk = [queue.popleft() for _ in range(min(per_chunk, len(queue)))]
+        for a in chunk:
+            queued[a] = False
+        moves = []
+        for a in chunk:
+            pa = pos[a]
+            succ_a, pred_a = tour[(pa + 1) % n], tour[pa - 1]
+            d_succ, d_pred = d(a, succ_a), d(pred_a, a)
+            best = (0, None, None)  # gain, key, ends: the largest gain, ties to the lower key
+            for s in range(m):
+                c, d_ac = int(cand[a, s]), int(cand_dist[a, s])
+                if d_ac >= max(d_succ, d_pred) or c == a:
+                    continue
+                succ_c, pred_c = tour[(pos[c] + 1) % n], tour[pos[c] - 1]
+                if d_ac < d_succ and succ_a != c and succ_c != a:
+                    g = d_succ + d(c, succ_c) - d_ac - d(succ_a, succ_c)
+                    if g > best[0]:
+                        best = (g, (a * m + s) * 2, (a, succ_a, c, succ_c))
+                if d_ac < d_pred and pred_a != c and pred_c != a:
+                    g = d_pred + d(pred_c, c) - d_ac - d(pred_a, pred_c)
+                    if g > best[0]:
+                        best = (g, (a * m + s) * 2 + 1, (pred_a, a, pred_c, c))
+            if best[0] > 0:
+                moves.append((a, best[2]))
+        for a, (x1, x2, y1, y2) in moves:
+            p1, p2, q1, q2 = pos[x1], pos[x2], pos[y1], pos[y2]
+            ahead = p2 == (p1 + 1) % n and q2 == (q1 + 1) % n
+            behind = p1 == (p2 + 1) % n and q1 == (q2 + 1) % n
+            if not (ahead or behind):
+                push(a)
+                continue
+            start_, end = (p2, q1) if ahead else (p1, q2)
+            inner = (end - start_) % n + 1
+            if inner > n - inner:
+                start_, inner = (end + 1) % n, n - inner
+            idx = [(start_ + k) % n for k in range(inner)]
+            cities = [tour[i] for i in idx][::-1]
+            for i, c in zip(idx, cities):
+                tour[i], pos[c] = c, i
+            for c in (x1, x2, y1, y2):
+                push(c)
+            moved = True
+        if not queue:
+            if not moved:
+                return tour
+            queue, queued, moved = deque(range(n)), [True] * n, False
+
+
+@pytest.mark.parametrize("params", [AntTwoOptParams(neighbors=8, threads=32, split=1),
+                                    AntTwoOptParams(neighbors=10, threads=64, split=4),
+                                    AntTwoOptParams(neighbors=6, threads=32, split=8, memory="global")],
+                         ids=["32x1", "64x4", "32x8-global"])
+def test_tours_are_the_host_versions(rt, params):  # noqa: F811
+    for k, inst in enumerate([generate("uniform", 120, seed=3), generate("clustered", 90, seed=4)]):
+        start = random_tours(inst.n, 10 + k)
+        ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=0)
+        search = AntTwoOpt(ctx, len(start), params)
+        tours, _, _ = improve(rt, inst, start, params)
+        cand, cand_dist = ctx.candidates(CandidateParams("knn", params.neighbors)).host(rt)
+        for t, s in zip(tours, start):
+            assert list(t) == host_two_opt(inst, s, cand, cand_dist, search.group // search.split)
