@@ -20,10 +20,10 @@ from .base import SolveContext
 class AntTwoOptParams:
     """neighbors: candidates per city (the paper's 32); threads: work-items per ant;
     split: work-items sharing one city's candidates (the paper gives a city a warp of
-    32), so the group looks at threads / split cities at a time.  128 and 4 were the
-    fastest pair on the H100 for pr1002 and fl3795 with 800 ants (BENCHMARKS.md); memory: 'auto' keeps the
-    tour in local memory when it fits, 'global' never does (the large-n path, forced
-    to test it on small instances)."""
+    32), so the group looks at threads / split cities at a time (128 and 4 were the
+    fastest pair on the H100 for pr1002 and fl3795 with 800 ants, BENCHMARKS.md);
+    memory: 'auto' keeps the tour in local memory when it fits, 'global' never does
+    (the large-n path, forced to test it on small instances)."""
 
     neighbors: int = 32
     threads: int = 128
@@ -35,12 +35,17 @@ class AntTwoOptParams:
             raise ValueError(f"memory must be auto or global (got {self.memory!r})")
 
 
+def local_args(n: int, threads: int, split: int, local_tour: bool) -> list[int]:
+    """Bytes of the kernel's local arguments, in order: the tour, positions and queue
+    (16-bit, when local), the queued bits, the reduction (a long, an int and four ints
+    per work-item), the chunk's found-move bits."""
+    return [6 * n if local_tour else 4, 4 * (-(-n // 32)), 8 * threads, 4 * threads,
+            16 * threads, 4 * (-(-(threads // split) // 32))]
+
+
 def local_bytes(n: int, threads: int, split: int, local_tour: bool) -> int:
-    """Local memory of one ant's search: the tour, positions and queue (16-bit, when
-    local), the queued bits, the reduction (a long, an int and four ints per work-item),
-    the chunk's found-move bits."""
-    return ((6 * n if local_tour else 0) + 4 * (-(-n // 32)) + 28 * threads
-            + 4 * (-(-(threads // split) // 32)) + 64)
+    """Local memory of one ant's search, with the kernel's own variables."""
+    return sum(local_args(n, threads, split, local_tour)) + 64
 
 
 class AntTwoOpt:
@@ -50,7 +55,8 @@ class AntTwoOpt:
         rt, n = ctx.rt, ctx.inst.n
         self.ctx, self.n, self.ants = ctx, n, ants
         m = min(p.neighbors, n - 1)
-        self.local_tour = p.memory == "auto" and n < 2**16 and local_bytes(n, p.threads, p.split, True) <= rt.limits.local_mem
+        self.local_tour = (p.memory == "auto" and n < 2**16
+                           and local_bytes(n, p.threads, p.split, True) <= rt.limits.local_mem)
         self.split = p.split
         self.kernel = self._build(ctx, m)
         self.group = rt.work_group_size(self.kernel, p.threads)
@@ -67,11 +73,10 @@ class AntTwoOpt:
 
     def enqueue(self, tours, lengths):
         """Improve the ants' tours in place; their lengths go to `lengths`."""
-        rt, n, g, lm = self.ctx.rt, self.n, self.group, self.ctx.rt.cl.LocalMemory
+        rt, g = self.ctx.rt, self.group
+        local = [rt.cl.LocalMemory(b) for b in local_args(self.n, g, self.split, self.local_tour)]
         return self.kernel(rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, self.cand,
-                           self.cand_dist, tours, self.work, lengths, lm(6 * n if self.local_tour else 4),
-                           lm(4 * (-(-n // 32))), lm(8 * g), lm(4 * g), lm(16 * g),
-                           lm(4 * (-(-(g // self.split) // 32))))
+                           self.cand_dist, tours, self.work, lengths, *local)
 
 
 def memory_bytes(n: int, ants: int) -> int:

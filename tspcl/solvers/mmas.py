@@ -54,12 +54,12 @@ class MmasParams:
     restart: iterations without a better tour since the last reset after which every
     trail goes back to tau_max (the authors' code: 500 with local search; None: 500 with
     local search, never without; 0: never), not when fewer iterations are left than have
-    passed since the last reset; p_best: Stuetzle and Hoos' limit parameter; store: 'matrix' (n x n pheromone,
-    the paper's) or 'candidates' (beyond the paper: the cl candidate edges of each city
-    only, O(n cl) memory, other edges at tau_min); ls: 'none' or '2opt' on every
-    ant's tour (section 5.7) over `ls_neighbors` nearest cities with don't-look bits;
-    threads: work-items per ant (0: the rule in :func:`ant_group_size`); batch:
-    iterations between status reads."""
+    passed since the last reset; p_best: Stuetzle and Hoos' limit parameter; store:
+    'matrix' (n x n pheromone, the paper's) or 'candidates' (beyond the paper: the cl
+    candidate edges of each city only, O(n cl) memory, other edges at tau_min); ls:
+    'none' or '2opt' on every ant's tour (section 5.7) over `ls_neighbors` nearest
+    cities with don't-look bits; threads: work-items per ant (0: the rule in
+    :func:`ant_group_size`); batch: iterations between status reads."""
 
     variant: str = "wrs-bt"
     iterations: int = 1000
