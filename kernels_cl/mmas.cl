@@ -128,7 +128,8 @@ __kernel void mmas_deposit(const int n, __global float *restrict tau,
  * and the trail limits when it improves, the best tour since the last reset. */
 __kernel void mmas_best(const int n, const int ants, __global const long *restrict lengths,
                         __global const int *restrict tours, __global int *restrict best_tour,
-                        __global int *restrict restart_tour, __global long *restrict status, __global double *restrict limits,
+                        __global int *restrict restart_tour, __global long *restrict status,
+                        __global double *restrict limits,
                         const double rho, const double p_best, const int iteration,
                         __local long *r_len, __local int *r_ant)
 {
@@ -155,13 +156,14 @@ __kernel void mmas_best(const int n, const int ants, __global const long *restri
     const int ant = r_ant[0];
     const int improved = ib < status[M_BEST], restart_improved = ib < status[M_RESTART_BEST];
     barrier(CLK_GLOBAL_MEM_FENCE);
-    for (int k = lid; k < n; k += p) {
-        const int city = tours[(long)ant * n + k];
-        if (improved)
-            best_tour[k] = city;
-        if (restart_improved)
-            restart_tour[k] = city;
-    }
+    if (improved || restart_improved)  /* most iterations copy nothing */
+        for (int k = lid; k < n; k += p) {
+            const int city = tours[(long)ant * n + k];
+            if (improved)
+                best_tour[k] = city;
+            if (restart_improved)
+                restart_tour[k] = city;
+        }
     if (lid == 0) {
         status[M_ITER_BEST] = ib;
         status[M_ITER_ANT] = ant;
