@@ -238,12 +238,33 @@ inline ulong group_min_entry(select_state_t *st, const ulong entry)
     return least == ~0u ? ULONG_MAX : ((ulong)least << 32) | acc[1];
 }
 
-/* The full-phase slot i with its draw, folded into best. */
-inline ulong wrs_full_slot(TABU_DECL, WEIGHT_DECL, const uint cur, const uint i, const uint draw,
-                           const ulong best)
+/* Four consecutive full-phase slots: their nodes (NONE past the slots or visited) and
+ * reciprocal weights.  Every weight is loaded, the diagonal's for NONE, so that no load
+ * waits behind a branch: a work-item's loads for two quads and their draws overlap. */
+typedef struct {
+    uint v[4];
+    float w[4];
+} slot_quad_t;
+
+inline slot_quad_t wrs_full_quad(TABU_DECL, WEIGHT_DECL, const uint cur, const uint i,
+                                 const uint slots)
 {
-    const uint un = (uint)n, v = FULL_NODE(i);
-    return v == NONE ? best : min(best, wrs_entry(draw, full_weight(WEIGHT_ARGS, cur, v), v));
+    const uint un = (uint)n;
+    slot_quad_t q;
+    for (uint k = 0; k < 4; k++) {
+        q.v[k] = i + k < slots ? FULL_NODE(i + k) : NONE;
+        q.w[k] = full_weight(WEIGHT_ARGS, cur, q.v[k] == NONE ? cur : q.v[k]);
+    }
+    return q;
+}
+
+/* best folded with a quad's entries, slot i + k drawing word k of d. */
+inline ulong wrs_fold_quad(ulong best, const slot_quad_t q, const uint4 d)
+{
+    for (uint k = 0; k < 4; k++)
+        if (q.v[k] != NONE)
+            best = min(best, wrs_entry(word_of(d, k), q.w[k], q.v[k]));
+    return best;
 }
 
 /* Weighted reservoir sampling, A-Res with one item (section 4.2.2, Fig. 7): every free
@@ -264,25 +285,27 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
             const uint draw = list_draw(st, key, ant, iteration, step, i);
             const uint v = (uint)cand[cur * CL + i];
             const float inv_weight = lw[cur * CL + i];
-            if (!tabu_visited(TABU_ARGS, un, v))
-                best = min(best, wrs_entry(draw, inv_weight, v));
+            /* the weight used whatever the check says: under the check, its load waited
+             * for the list's, one more L2 latency in every step */
+            const ulong entry = wrs_entry(draw, inv_weight, v);
+            best = tabu_visited(TABU_ARGS, un, v) ? best : min(best, entry);
         }
 #endif
     } else {
         const uint slots = FULL_SLOTS(un);
-        for (uint i = 4 * lid; i < slots; i += 4 * p) {
+        /* two quads per pass, 4p slots apart, so that eight loads are in flight */
+        for (uint i = 4 * lid; i < slots; i += 8 * p) {
+            const uint j = i + 4 * p;
 #if TABU == TABU_BT
-            if (((bits[i >> 5] >> (i & 31)) & 0xFu) == 0xFu)
-                continue;  /* four visited nodes: no draw */
+            if (((bits[i >> 5] >> (i & 31)) & 0xFu) == 0xFu
+                && (j >= slots || ((bits[j >> 5] >> (j & 31)) & 0xFu) == 0xFu))
+                continue;  /* eight visited nodes: no draw */
 #endif
-            const uint4 d = ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 2));
-            best = wrs_full_slot(TABU_ARGS, WEIGHT_ARGS, cur, i, d.x, best);
-            if (i + 1 < slots)
-                best = wrs_full_slot(TABU_ARGS, WEIGHT_ARGS, cur, i + 1, d.y, best);
-            if (i + 2 < slots)
-                best = wrs_full_slot(TABU_ARGS, WEIGHT_ARGS, cur, i + 2, d.z, best);
-            if (i + 3 < slots)
-                best = wrs_full_slot(TABU_ARGS, WEIGHT_ARGS, cur, i + 3, d.w, best);
+            const slot_quad_t a = wrs_full_quad(TABU_ARGS, WEIGHT_ARGS, cur, i, slots);
+            const slot_quad_t b = wrs_full_quad(TABU_ARGS, WEIGHT_ARGS, cur, j, slots);
+            best = wrs_fold_quad(best, a, ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 2)));
+            if (j < slots)
+                best = wrs_fold_quad(best, b, ant_draws(key, ant, iteration, step, FULL_PHASE | (j >> 2)));
         }
     }
     const ulong won = group_min_entry(st, best);
@@ -295,8 +318,10 @@ inline float rwm_slot_weight(TABU_DECL, WEIGHT_DECL, const uint cur, const int f
 {
     const uint un = (uint)n;
 #if CL > 0
-    if (from_list)
-        return tabu_visited(TABU_ARGS, un, (uint)cand[cur * CL + i]) ? 0.0f : lw[cur * CL + i];
+    if (from_list) {
+        const float weight = lw[cur * CL + i];  /* loaded with the list, not after the check */
+        return tabu_visited(TABU_ARGS, un, (uint)cand[cur * CL + i]) ? 0.0f : weight;
+    }
 #endif
     const uint v = FULL_NODE(i);
     return v == NONE ? 0.0f : full_weight(WEIGHT_ARGS, cur, v);
