@@ -168,21 +168,22 @@ inline float full_weight(WEIGHT_DECL, const uint cur, const uint v)
 #define LIST_PHASE 0x80000000u
 #define FULL_PHASE 0u
 
-/* A selection's local scratch (RWM: 3p floats; WRS: two accumulators of two uints), the
- * count of WRS selections so far, and the work-item's list-phase draw for its first
- * slot; select_init() must be followed by a barrier. */
+/* A selection's local scratch (RWM: 3p floats; WRS: two accumulators of two uints for
+ * the full phase, then two of one uint for the list phase), the counts of WRS full and
+ * list selections so far, and the work-item's list-phase draw for its first slot;
+ * select_init() must be followed by a barrier. */
 typedef struct {
     __local void *scratch;
-    uint calls;
+    uint calls, list_calls;
     uint4 list_words;   /* the draw of block list_block for slot get_local_id(0) */
     uint list_block;
 } select_state_t;
 
 inline select_state_t select_init(__local void *scratch)
 {
-    if (get_local_id(0) < 4)
+    if (get_local_id(0) < 6)
         ((__local uint *)scratch)[get_local_id(0)] = ~0u;
-    select_state_t st = {scratch, 0u, (uint4)(0u), ~0u};
+    select_state_t st = {scratch, 0u, 0u, (uint4)(0u), ~0u};
     return st;
 }
 
@@ -206,14 +207,54 @@ inline uint list_draw(select_state_t *st, const rng_key_t key, const uint ant,
 }
 
 #if SELECT == SELECT_WRS
-/* A slot's entry in the work-group minimum: |key| in the high word, so the largest key
- * log2(u) / w (never positive) comes first, the node in the low word, so ties go to the
- * lower node.  A zero weight (infinite reciprocal) is never drawn: ULONG_MAX. */
+/* A slot's key log2(u) / w: never positive, the largest wins; -INFINITY for a zero
+ * weight (infinite reciprocal), which is never drawn. */
+inline float wrs_key(const uint draw, const float inv_weight)
+{
+    return native_log2(unit_open0(draw)) * inv_weight;
+}
+
+/* A full-phase slot's entry in the work-group minimum: |key| in the high word, so the
+ * largest key comes first, the node in the low word, so ties go to the lower node;
+ * ULONG_MAX when the weight is zero. */
 inline ulong wrs_entry(const uint draw, const float inv_weight, const uint v)
 {
-    const float key = native_log2(unit_open0(draw)) * inv_weight;
+    const float key = wrs_key(draw, inv_weight);
     return key > -INFINITY ? ((ulong)as_uint(fabs(key)) << 32) | v : ULONG_MAX;
 }
+
+#if CL > 0
+/* A list slot's word in the work-group minimum (beyond the paper, which reduces (key,
+ * node) pairs): |key|'s bits with their low LIST_SLOT_BITS bits replaced by the slot, so
+ * that one 32-bit atomic min finds the winner.  The largest key wins as before, except
+ * that keys within 2^(LIST_SLOT_BITS - 23) of each other (relative) tie and the lower
+ * slot takes them; ~0u when the weight is zero. */
+#define LIST_SLOT_BITS (CL > 1 ? 32 - clz(CL - 1) : 0)
+#define LIST_SLOT_MASK ((1u << LIST_SLOT_BITS) - 1u)
+inline uint wrs_list_word(const uint draw, const float inv_weight, const uint slot)
+{
+    const float key = wrs_key(draw, inv_weight);
+    return key > -INFINITY ? (as_uint(fabs(key)) & ~LIST_SLOT_MASK) | slot : ~0u;
+}
+
+/* The list phase's winner: one local atomic min and one barrier (the full phase needs
+ * two).  The list accumulators alternate like the full phase's, apart from them, so
+ * that a full selection right after a list one finds its own accumulator reset. */
+inline uint list_winner(select_state_t *st, const uint word, __global const int *restrict cand,
+                        const uint cur)
+{
+    volatile __local uint *lists = (volatile __local uint *)st->scratch + 4;
+    volatile __local uint *acc = lists + (st->list_calls & 1), *other = lists + (~st->list_calls & 1);
+    st->list_calls++;
+    if (word != ~0u)
+        atomic_min(acc, word);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint least = *acc;
+    if (get_local_id(0) == 0)
+        *other = ~0u;
+    return least == ~0u ? NONE : (uint)cand[cur * CL + (least & LIST_SLOT_MASK)];
+}
+#endif
 
 /* The least entry over the work-group, every work-item gets it: a local atomic min on
  * the high words, then one on the low words of the entries that hold the least high word
@@ -270,42 +311,46 @@ inline ulong wrs_fold_quad(ulong best, const slot_quad_t q, const uint4 d)
 /* Weighted reservoir sampling, A-Res with one item (section 4.2.2, Fig. 7): every free
  * slot's key is log2(u) / w with the reciprocal weight precomputed (u from the slot's own
  * Philox word), the largest key wins.  The list phase draws among the unvisited
- * candidates of cur, the full phase among every unvisited node, four consecutive slots
- * per work-item and draw.  NONE when no slot with weight is free; the same node for any
- * work-group size. */
+ * candidates of cur (one atomic min over wrs_list_word()s), the full phase among every
+ * unvisited node, four consecutive slots per work-item and draw.  NONE when no slot with
+ * weight is free; the same node for any work-group size. */
 inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
                         const rng_key_t key, const uint ant, const uint iteration,
                         const uint step, select_state_t *st)
 {
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
-    ulong best = ULONG_MAX;
-    if (from_list) {
 #if CL > 0
+    if (from_list) {
+        uint least = ~0u;
         for (uint i = lid; i < CL; i += p) {
             const uint draw = list_draw(st, key, ant, iteration, step, i);
             const uint v = (uint)cand[cur * CL + i];
             const float inv_weight = lw[cur * CL + i];
             /* the weight used whatever the check says: under the check, its load waited
              * for the list's, one more L2 latency in every step */
-            const ulong entry = wrs_entry(draw, inv_weight, v);
-            best = tabu_visited(TABU_ARGS, un, v) ? best : min(best, entry);
+            const uint word = wrs_list_word(draw, inv_weight, i);
+            least = tabu_visited(TABU_ARGS, un, v) ? least : min(least, word);
         }
+        return list_winner(st, least, cand, cur);
+    }
 #endif
-    } else {
-        const uint slots = FULL_SLOTS(un);
-        /* two quads per pass, 4p slots apart, so that eight loads are in flight */
-        for (uint i = 4 * lid; i < slots; i += 8 * p) {
-            const uint j = i + 4 * p;
+    ulong best = ULONG_MAX;
+    const uint slots = FULL_SLOTS(un);
+    /* two quads per pass, 4p slots apart, so that eight loads are in flight */
+    for (uint i = 4 * lid; i < slots; i += 8 * p) {
+        const uint j = i + 4 * p;
 #if TABU == TABU_BT
-            if (((bits[i >> 5] >> (i & 31)) & 0xFu) == 0xFu
-                && (j >= slots || ((bits[j >> 5] >> (j & 31)) & 0xFu) == 0xFu))
-                continue;  /* eight visited nodes: no draw */
+        if (((bits[i >> 5] >> (i & 31)) & 0xFu) == 0xFu
+            && (j >= slots || ((bits[j >> 5] >> (j & 31)) & 0xFu) == 0xFu))
+            continue;  /* eight visited nodes: no draw */
 #endif
-            const slot_quad_t a = wrs_full_quad(TABU_ARGS, WEIGHT_ARGS, cur, i, slots);
+        const slot_quad_t a = wrs_full_quad(TABU_ARGS, WEIGHT_ARGS, cur, i, slots);
+        if (j < slots) {
             const slot_quad_t b = wrs_full_quad(TABU_ARGS, WEIGHT_ARGS, cur, j, slots);
             best = wrs_fold_quad(best, a, ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 2)));
-            if (j < slots)
-                best = wrs_fold_quad(best, b, ant_draws(key, ant, iteration, step, FULL_PHASE | (j >> 2)));
+            best = wrs_fold_quad(best, b, ant_draws(key, ant, iteration, step, FULL_PHASE | (j >> 2)));
+        } else {
+            best = wrs_fold_quad(best, a, ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 2)));
         }
     }
     const ulong won = group_min_entry(st, best);

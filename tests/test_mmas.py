@@ -253,6 +253,26 @@ def test_candidate_lists_come_first_then_every_unvisited_node(rt, selection):  #
     assert set(chosen) <= set(range(n)) - {0, 3, 7, 11, 20} and len(set(chosen)) > 10
 
 
+@pytest.mark.parametrize("selection", ["rwm", "wrs"])
+@pytest.mark.parametrize("tabu", ["lc", "bt"])
+def test_a_full_candidate_list_draws_with_the_exact_probabilities(rt, selection, tabu):  # noqa: F811
+    """32 candidates, one per work-item: WRS finds the winner with one atomic min over
+    keys that carry the slot in their low bits."""
+    n, cur, trials = 80, 0, 12000
+    rng = np.random.default_rng(5)
+    weights = rng.uniform(0.05, 1.0, n).astype(np.float32)
+    cand = np.zeros((n, 32), np.int32)
+    cand[cur] = rng.choice(np.arange(1, n), 32, replace=False)
+    weights[cand[cur][[3, 30]]] = [5.0, 2.5]
+    visited = [cur, *cand[cur][[0, 7, 8, 31]]]
+    chosen = sample(rt, selection, tabu, weights, visited, cur, trials, cand)
+    free = np.setdiff1d(cand[cur], visited)
+    assert set(chosen) <= set(free)
+    expected = weights[free] / weights[free].sum() * trials
+    observed = np.array([(chosen == v).sum() for v in free])
+    assert ((observed - expected) ** 2 / expected).sum() < chi2_critical(len(free) - 1)
+
+
 def test_weights_that_underflow_to_zero_still_give_tours(rt):  # noqa: F811
     assert set(sample(rt, "rwm", "bt", np.zeros(20, np.float32), [4], 4, 50)) == {-1}
     inst = generate("uniform", 40, seed=3)  # eta^50 is 0 in float: every weight is
