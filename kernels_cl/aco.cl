@@ -281,7 +281,7 @@ inline ulong group_min_entry(select_state_t *st, const ulong entry)
 
 /* Four consecutive full-phase slots: their nodes (NONE past the slots or visited) and
  * reciprocal weights.  Every weight is loaded, the diagonal's for NONE, so that no load
- * waits behind a branch. */
+ * waits behind a branch: a work-item's loads for two quads and their draws overlap. */
 typedef struct {
     uint v[4];
     float w[4];
@@ -308,27 +308,11 @@ inline ulong wrs_fold_quad(ulong best, const slot_quad_t q, const uint4 d)
     return best;
 }
 
-/* best folded with the quads at slots i and j (j may be past the slots), both quads'
- * loads issued before either's draw so that eight loads are in flight. */
-inline ulong wrs_full_pair(TABU_DECL, WEIGHT_DECL, const uint cur, const uint i, const uint j,
-                           const uint slots, const rng_key_t key, const uint ant,
-                           const uint iteration, const uint step, ulong best)
-{
-    const slot_quad_t a = wrs_full_quad(TABU_ARGS, WEIGHT_ARGS, cur, i, slots);
-    if (j < slots) {
-        const slot_quad_t b = wrs_full_quad(TABU_ARGS, WEIGHT_ARGS, cur, j, slots);
-        best = wrs_fold_quad(best, a, ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 2)));
-        return wrs_fold_quad(best, b, ant_draws(key, ant, iteration, step, FULL_PHASE | (j >> 2)));
-    }
-    return wrs_fold_quad(best, a, ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 2)));
-}
-
 /* Weighted reservoir sampling, A-Res with one item (section 4.2.2, Fig. 7): every free
  * slot's key is log2(u) / w with the reciprocal weight precomputed (u from the slot's own
  * Philox word), the largest key wins.  The list phase draws among the unvisited
  * candidates of cur (one atomic min over wrs_list_word()s), the full phase among every
- * unvisited node, four consecutive slots per draw (BT: a work-item per word of the
- * bitmask, the others: two quads 4p slots apart per pass).  NONE when no slot with
+ * unvisited node, four consecutive slots per work-item and draw.  NONE when no slot with
  * weight is free; the same node for any work-group size. */
 inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
                         const rng_key_t key, const uint ant, const uint iteration,
@@ -352,20 +336,23 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
 #endif
     ulong best = ULONG_MAX;
     const uint slots = FULL_SLOTS(un);
+    /* two quads per pass, 4p slots apart, so that eight loads are in flight */
+    for (uint i = 4 * lid; i < slots; i += 8 * p) {
+        const uint j = i + 4 * p;
 #if TABU == TABU_BT
-    /* a work-item per 32-node word of the bitmask, so that a word with every node
-     * visited costs one look (most of them, late in a tour) */
-    for (uint word = lid; word < (slots + 31) / 32; word += p) {
-        const uint visited = bits[word];
-        for (uint q = 0; q < 8 && visited != ~0u; q += 2)
-            if (((visited >> (4 * q)) & 0xFFu) != 0xFFu)
-                best = wrs_full_pair(TABU_ARGS, WEIGHT_ARGS, cur, 32 * word + 4 * q, 32 * word + 4 * q + 4,
-                                     slots, key, ant, iteration, step, best);
-    }
-#else
-    for (uint i = 4 * lid; i < slots; i += 8 * p)
-        best = wrs_full_pair(TABU_ARGS, WEIGHT_ARGS, cur, i, i + 4 * p, slots, key, ant, iteration, step, best);
+        if (((bits[i >> 5] >> (i & 31)) & 0xFu) == 0xFu
+            && (j >= slots || ((bits[j >> 5] >> (j & 31)) & 0xFu) == 0xFu))
+            continue;  /* eight visited nodes: no draw */
 #endif
+        const slot_quad_t a = wrs_full_quad(TABU_ARGS, WEIGHT_ARGS, cur, i, slots);
+        if (j < slots) {
+            const slot_quad_t b = wrs_full_quad(TABU_ARGS, WEIGHT_ARGS, cur, j, slots);
+            best = wrs_fold_quad(best, a, ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 2)));
+            best = wrs_fold_quad(best, b, ant_draws(key, ant, iteration, step, FULL_PHASE | (j >> 2)));
+        } else {
+            best = wrs_fold_quad(best, a, ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 2)));
+        }
+    }
     const ulong won = group_min_entry(st, best);
     return won == ULONG_MAX ? NONE : (uint)won;
 }
