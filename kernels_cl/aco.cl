@@ -168,7 +168,7 @@ inline float full_weight(WEIGHT_DECL, const uint cur, const uint v)
 #define LIST_PHASE 0x80000000u
 #define FULL_PHASE 0u
 
-/* A selection's local scratch (RWM: 3p floats; WRS: two accumulators of two uints for
+/* A selection's local scratch (RWM: 3p floats and a uint; WRS: two accumulators of two uints for
  * the full phase, then two of one uint for the list phase), the counts of WRS full and
  * list selections so far, and the work-item's list-phase draw for its first slot;
  * select_init() must be followed by a barrier. */
@@ -375,83 +375,86 @@ inline float rwm_slot_weight(TABU_DECL, WEIGHT_DECL, const uint cur, const int f
 /* Parallel roulette wheel (section 4.2.1, Fig. 5): the slots are dealt to the
  * work-items (work-item j takes every p-th slot from the j-th), the work-items' weight
  * sums are prefix-summed, r = u * total picks the first work-item whose running sum
- * exceeds r (every work-item finds it by binary search), and that work-item's slots are
- * dealt again until one slot is left; r keeps its offset inside the chosen share.  This
- * is the sequential roulette wheel over the slots in dealt order, so every slot is
+ * exceeds r (every work-item finds it by binary search), and that work-item walks its
+ * own slots in order until their running sum exceeds r less the sums before its share.
+ * This is the sequential roulette wheel over the slots in dealt order, so every slot is
  * drawn with probability weight / total (float rounding aside, which sends an r at the
- * very top to the last share with weight).  NONE when no slot has weight.  scratch: 3p
- * floats (the scan's two buffers, the shares' own sums). */
+ * very top to the last slot with weight).  The paper deals the chosen share out again
+ * for a second parallel round; here its owner walks it (at most n/p slots, 8 for pr1002
+ * without candidate lists), which saves a scan, its barriers and a reload.  NONE when
+ * no slot has weight.  scratch: 3p floats (the scan's two buffers, the shares' own
+ * sums) and the chosen node, which the next selection writes only after a barrier. */
 inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
                         const rng_key_t key, const uint ant, const uint iteration,
                         const uint step, select_state_t *st)
 {
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     __local float *sums = (__local float *)st->scratch;
-    /* the slots still in the draw: base + stride * k for k < count */
-    uint base = 0, stride = 1, count = from_list ? CL : FULL_SLOTS(un), chosen = NONE;
-    float r = -1.0f;  /* drawn once the first total is known */
-    /* one exit and a barrier at the end of every stage, outside any branch (PoCL 5
-     * mis-compiled the version that returned from inside the stages) */
-    for (int drawing = 1; drawing;) {
-        float s = 0.0f;
-        for (uint k = lid; k < count; k += p)
-            s += rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, base + stride * k);
-        /* inclusive prefix sum, Hillis and Steele over two buffers, over the first
-         * `active` work-items (a power of two): the others hold no slot */
-        const uint active = count > 1 ? min(p, 1u << (32 - clz(count - 1))) : 1u;
-        __local float *in = sums, *out = sums + p, *own = sums + 2 * p;
-        in[lid] = s;
-        own[lid] = s;
+    const uint count = from_list ? CL : FULL_SLOTS(un);
+    float s = 0.0f;
+    for (uint k = lid; k < count; k += p)
+        s += rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, k);
+    /* inclusive prefix sum, Hillis and Steele over two buffers, over the first `active`
+     * work-items (a power of two): the others hold no slot */
+    const uint active = count > 1 ? min(p, 1u << (32 - clz(count - 1))) : 1u;
+    __local float *in = sums, *out = sums + p, *own = sums + 2 * p;
+    in[lid] = s;
+    own[lid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = 1; off < active; off <<= 1) {
+        out[lid] = lid >= off ? in[lid] + in[lid - off] : in[lid];
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint off = 1; off < active; off <<= 1) {
-            out[lid] = lid >= off ? in[lid] + in[lid - off] : in[lid];
-            barrier(CLK_LOCAL_MEM_FENCE);
-            __local float *t = in;
-            in = out;
-            out = t;
-        }
-        const float total = in[active - 1];
-        if (!(total > 0.0f)) {
-            drawing = 0;  /* no slot with weight: NONE */
-        } else {
-            if (r < 0.0f) {
-                const uint draw = ant_draws(key, ant, iteration, step, from_list ? LIST_PHASE : FULL_PHASE).x;
-                r = (float)(draw >> 8) * (1.0f / 16777216.0f) * total;  /* u in [0, 1) */
-            }
-            /* the first share whose running sum exceeds r, else (rounding) the first
-             * that reaches the total, i.e. the last share with weight */
-            const float bar = r < total ? r : nextafter(total, 0.0f);
-            uint t = 0;
-            for (uint span = active / 2; span > 0; span >>= 1)
-                if (in[t + span - 1] <= bar)
-                    t += span;
-            /* the scan sums each prefix in its own order, so a share without weight
-             * can still show a rise of one rounding: take the next share with weight
-             * instead (or the last one before) */
-            if (!(own[t] > 0.0f)) {
-                uint u = t + 1;
-                while (u < active && !(own[u] > 0.0f))
-                    u++;
-                if (u == active)
-                    for (u = t; u > 0 && !(own[u] > 0.0f); u--)
-                        ;
-                t = u;
-            }
-            const float before = t ? in[t - 1] : 0.0f;
-            base += stride * t;
-            count = (count - t + p - 1) / p;
-            stride *= p;
-            r = min(max(r - before, 0.0f), own[t]);
-            if (count == 1) {
-                drawing = 0;
-                /* BT: base is free, its share has weight; LC, CT: read before the
-                 * barrier, so before work-item 0 marks it */
-                chosen = from_list ? (uint)cand[cur * CL + base] : TABU == TABU_BT ? base : FULL_NODE(base);
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        __local float *t = in;
+        in = out;
+        out = t;
     }
-    return chosen;
+    __local uint *chosen = (__local uint *)(sums + 3 * p);
+    const float total = in[active - 1];
+    if (total > 0.0f) {
+        const uint draw = ant_draws(key, ant, iteration, step, from_list ? LIST_PHASE : FULL_PHASE).x;
+        const float r = (float)(draw >> 8) * (1.0f / 16777216.0f) * total;  /* u in [0, 1) */
+        /* the first share whose running sum exceeds r, else (rounding) the first that
+         * reaches the total, i.e. the last share with weight */
+        const float bar = r < total ? r : nextafter(total, 0.0f);
+        uint t = 0;
+        for (uint span = active / 2; span > 0; span >>= 1)
+            if (in[t + span - 1] <= bar)
+                t += span;
+        /* the scan sums each prefix in its own order, so a share without weight can
+         * still show a rise of one rounding: take the next share with weight instead
+         * (or the last one before) */
+        if (!(own[t] > 0.0f)) {
+            uint u = t + 1;
+            while (u < active && !(own[u] > 0.0f))
+                u++;
+            if (u == active)
+                for (u = t; u > 0 && !(own[u] > 0.0f); u--)
+                    ;
+            t = u;
+        }
+        if (lid == t) {
+            /* the owner's walk: the first slot whose running sum (summed as s was)
+             * exceeds the offset, else the last slot with weight */
+            const float offset = r - (t ? in[t - 1] : 0.0f);
+            float run = 0.0f;
+            uint slot = NONE;
+            for (uint k = t; k < count; k += p) {
+                const float weight = rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, k);
+                run += weight;
+                if (weight > 0.0f) {
+                    slot = k;
+                    if (run > offset)
+                        break;
+                }
+            }
+            /* LC, CT: read before the barrier, so before work-item 0 marks it */
+            *chosen = from_list ? (uint)cand[cur * CL + slot] : TABU == TABU_BT ? slot : FULL_NODE(slot);
+        }
+    } else if (lid == 0) {
+        *chosen = NONE;  /* no slot with weight */
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return *chosen;
 }
 #endif
 

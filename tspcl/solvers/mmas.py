@@ -147,9 +147,9 @@ def tabu_bytes(tabu: str, n: int) -> int:
 
 
 def scratch_bytes(threads: int) -> int:
-    """Local memory of the selection and the length per work-item: three floats (RWM's
-    scan and the shares' sums), a long (the length)."""
-    return 12 * threads
+    """Local memory of the selection and the length: per work-item three floats (RWM's
+    scan and the shares' sums) or a long (the length), and RWM's chosen node."""
+    return 12 * threads + 4
 
 
 def ant_group_size(n: int, max_group: int, cl: int) -> int:
