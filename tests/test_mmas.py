@@ -129,7 +129,7 @@ def test_pheromone_update_matches_a_host_model(rt, store, variant):  # noqa: F81
 
 @pytest.mark.parametrize("source", ["global", "restart"])
 def test_deposit_follows_the_global_or_the_restart_best(rt, source):  # noqa: F811
-    check_trail_update(rt, "matrix", "wrs-bt", source, seed=8)
+    check_trail_update(rt, "matrix", "wrs-bt", source, seed=3)
     check_trail_update(rt, "candidates", "rwm-bt", source, seed=9)
 
 
