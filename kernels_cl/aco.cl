@@ -282,21 +282,22 @@ inline ulong group_min_entry(select_state_t *st, const ulong entry)
     return least == ~0u ? ULONG_MAX : ((ulong)least << 32) | acc[1];
 }
 
-/* Eight consecutive full-phase slots from slot i: their nodes (NONE past the slots or
- * visited) and reciprocal weights.  Every weight is loaded, the diagonal's for NONE, so
- * that no load waits behind a branch and the eight are in flight together. */
+/* The octet of full-phase slots from slot i (a multiple of 8): the nodes of slots lo to
+ * hi (NONE elsewhere, and for visited nodes) and their reciprocal weights.  Every weight
+ * is loaded, the diagonal's for NONE, so that no load waits behind a branch and the
+ * eight are in flight together. */
 typedef struct {
     uint v[8];
     float w[8];
 } slot_octet_t;
 
 inline slot_octet_t wrs_full_octet(TABU_DECL, WEIGHT_DECL, const uint cur, const uint i,
-                                   const uint slots)
+                                   const uint lo, const uint hi)
 {
     const uint un = (uint)n;
     slot_octet_t o;
     for (uint k = 0; k < 8; k++) {
-        o.v[k] = i + k < slots ? FULL_NODE(i + k) : NONE;
+        o.v[k] = i + k >= lo && i + k < hi ? FULL_NODE(i + k) : NONE;
         o.w[k] = full_weight(WEIGHT_ARGS, cur, o.v[k] == NONE ? cur : o.v[k]);
     }
     return o;
@@ -317,7 +318,7 @@ inline ulong wrs_fold_octet(ulong best, const slot_octet_t o, const uint4 d)
  * slot's key is log2(u) / w with the reciprocal weight precomputed (u from the slot's own
  * Philox word, or half-word in the full phase), the largest key wins.  The list phase draws among the unvisited
  * candidates of cur (one atomic min over wrs_list_word()s), the full phase among every
- * unvisited node, eight consecutive slots per work-item and draw.  NONE when no slot with
+ * unvisited node, eight consecutive slots per draw.  NONE when no slot with
  * weight is free; the same node for any work-group size. */
 inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
                         const rng_key_t key, const uint ant, const uint iteration,
@@ -341,13 +342,18 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
 #endif
     ulong best = ULONG_MAX;
     const uint slots = FULL_SLOTS(un);
-    for (uint i = 8 * lid; i < slots; i += 8 * p) {
+    /* a work-item per octet while there are more than 4p slots, else per quad (the half
+     * of an octet, drawn from the same draw: the nodes do not depend on the split) so
+     * that more work-items share fewer slots */
+    const uint span = slots > 4 * p ? 8u : 4u;
+    for (uint i = span * lid; i < slots; i += span * p) {
 #if TABU == TABU_BT
-        if (((bits[i >> 5] >> (i & 31)) & 0xFFu) == 0xFFu)
-            continue;  /* eight visited nodes: no draw */
+        if (((bits[i >> 5] >> (i & 31)) & (span == 8 ? 0xFFu : 0xFu)) == (span == 8 ? 0xFFu : 0xFu))
+            continue;  /* every node visited: no draw */
 #endif
-        const slot_octet_t o = wrs_full_octet(TABU_ARGS, WEIGHT_ARGS, cur, i, slots);
-        best = wrs_fold_octet(best, o, ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 3)));
+        const uint octet = i & ~7u;
+        const slot_octet_t o = wrs_full_octet(TABU_ARGS, WEIGHT_ARGS, cur, octet, i, min(i + span, slots));
+        best = wrs_fold_octet(best, o, ant_draws(key, ant, iteration, step, FULL_PHASE | (octet >> 3)));
     }
     const ulong won = group_min_entry(st, best);
     return won == ULONG_MAX ? NONE : (uint)won;
