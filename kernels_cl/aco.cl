@@ -38,10 +38,8 @@ inline uint4 ant_draws(const rng_key_t key, const uint ant, const uint iteration
     return (uint4)(r.v[0], r.v[1], r.v[2], r.v[3]);
 }
 
-/* Uniform floats in (0, 1], never 0 so that log() is finite: from the top 24 bits of a
- * draw, and from 16 bits (half a draw). */
+/* A uniform float in (0, 1]: never 0, so log() is finite. */
 inline float unit_open0(const uint draw) { return ((float)(draw >> 8) + 1.0f) * (1.0f / 16777216.0f); }
-inline float unit16_open0(const uint bits16) { return ((float)bits16 + 1.0f) * (1.0f / 65536.0f); }
 
 /* ---- tabu structures (section 4.1, Table 1) --------------------------------------------
  * tabu_length(): entries to scan; tabu_candidate(i): an unvisited node or NONE;
@@ -164,10 +162,9 @@ inline float full_weight(WEIGHT_DECL, const uint cur, const uint v)
 #endif
 
 /* The Philox draws of a slot: counter (ant, iteration, step, phase | slot), except WRS,
- * whose full phase takes the eight 16-bit halves of a draw for eight slots (counter
- * slot / 8) and whose list phase takes its four words for four steps (counter step / 4,
- * the words kept between steps): an eighth and a quarter of the Philox work, which was
- * a quarter of the full phase's time even so (BENCHMARKS.md). */
+ * whose full phase takes the four words of a draw for four slots (counter slot / 4) and
+ * whose list phase takes them for four steps (counter step / 4, the words kept between
+ * steps): a quarter of the Philox work. */
 #define LIST_PHASE 0x80000000u
 #define FULL_PHASE 0u
 
@@ -210,19 +207,19 @@ inline uint list_draw(select_state_t *st, const rng_key_t key, const uint ant,
 }
 
 #if SELECT == SELECT_WRS
-/* A slot's key log2(u) / w for u in (0, 1]: never positive, the largest wins;
- * -INFINITY for a zero weight (infinite reciprocal), which is never drawn. */
-inline float wrs_key(const float u, const float inv_weight)
+/* A slot's key log2(u) / w: never positive, the largest wins; -INFINITY for a zero
+ * weight (infinite reciprocal), which is never drawn. */
+inline float wrs_key(const uint draw, const float inv_weight)
 {
-    return native_log2(u) * inv_weight;
+    return native_log2(unit_open0(draw)) * inv_weight;
 }
 
 /* A full-phase slot's entry in the work-group minimum: |key| in the high word, so the
  * largest key comes first, the node in the low word, so ties go to the lower node;
  * ULONG_MAX when the weight is zero. */
-inline ulong wrs_entry(const float u, const float inv_weight, const uint v)
+inline ulong wrs_entry(const uint draw, const float inv_weight, const uint v)
 {
-    const float key = wrs_key(u, inv_weight);
+    const float key = wrs_key(draw, inv_weight);
     return key > -INFINITY ? ((ulong)as_uint(fabs(key)) << 32) | v : ULONG_MAX;
 }
 
@@ -236,7 +233,7 @@ inline ulong wrs_entry(const float u, const float inv_weight, const uint v)
 #define LIST_SLOT_MASK ((1u << LIST_SLOT_BITS) - 1u)
 inline uint wrs_list_word(const uint draw, const float inv_weight, const uint slot)
 {
-    const float key = wrs_key(unit_open0(draw), inv_weight);
+    const float key = wrs_key(draw, inv_weight);
     return key > -INFINITY ? (as_uint(fabs(key)) & ~LIST_SLOT_MASK) | slot : ~0u;
 }
 
@@ -282,43 +279,40 @@ inline ulong group_min_entry(select_state_t *st, const ulong entry)
     return least == ~0u ? ULONG_MAX : ((ulong)least << 32) | acc[1];
 }
 
-/* The octet of full-phase slots from slot i (a multiple of 8): the nodes of slots lo to
- * hi (NONE elsewhere, and for visited nodes) and their reciprocal weights.  Every weight
- * is loaded, the diagonal's for NONE, so that no load waits behind a branch and the
- * eight are in flight together. */
+/* Four consecutive full-phase slots: their nodes (NONE past the slots or visited) and
+ * reciprocal weights.  Every weight is loaded, the diagonal's for NONE, so that no load
+ * waits behind a branch: a work-item's loads for two quads and their draws overlap. */
 typedef struct {
-    uint v[8];
-    float w[8];
-} slot_octet_t;
+    uint v[4];
+    float w[4];
+} slot_quad_t;
 
-inline slot_octet_t wrs_full_octet(TABU_DECL, WEIGHT_DECL, const uint cur, const uint i,
-                                   const uint lo, const uint hi)
+inline slot_quad_t wrs_full_quad(TABU_DECL, WEIGHT_DECL, const uint cur, const uint i,
+                                 const uint slots)
 {
     const uint un = (uint)n;
-    slot_octet_t o;
-    for (uint k = 0; k < 8; k++) {
-        o.v[k] = i + k >= lo && i + k < hi ? FULL_NODE(i + k) : NONE;
-        o.w[k] = full_weight(WEIGHT_ARGS, cur, o.v[k] == NONE ? cur : o.v[k]);
+    slot_quad_t q;
+    for (uint k = 0; k < 4; k++) {
+        q.v[k] = i + k < slots ? FULL_NODE(i + k) : NONE;
+        q.w[k] = full_weight(WEIGHT_ARGS, cur, q.v[k] == NONE ? cur : q.v[k]);
     }
-    return o;
+    return q;
 }
 
-/* best folded with an octet's entries, slot i + k drawing half k % 2 of word k / 2 of d. */
-inline ulong wrs_fold_octet(ulong best, const slot_octet_t o, const uint4 d)
+/* best folded with a quad's entries, slot i + k drawing word k of d. */
+inline ulong wrs_fold_quad(ulong best, const slot_quad_t q, const uint4 d)
 {
-    for (uint k = 0; k < 8; k++) {
-        const uint word = word_of(d, k >> 1);
-        if (o.v[k] != NONE)
-            best = min(best, wrs_entry(unit16_open0(k & 1 ? word >> 16 : word & 0xFFFFu), o.w[k], o.v[k]));
-    }
+    for (uint k = 0; k < 4; k++)
+        if (q.v[k] != NONE)
+            best = min(best, wrs_entry(word_of(d, k), q.w[k], q.v[k]));
     return best;
 }
 
 /* Weighted reservoir sampling, A-Res with one item (section 4.2.2, Fig. 7): every free
  * slot's key is log2(u) / w with the reciprocal weight precomputed (u from the slot's own
- * Philox word, or half-word in the full phase), the largest key wins.  The list phase draws among the unvisited
+ * Philox word), the largest key wins.  The list phase draws among the unvisited
  * candidates of cur (one atomic min over wrs_list_word()s), the full phase among every
- * unvisited node, eight consecutive slots per draw.  NONE when no slot with
+ * unvisited node, four consecutive slots per work-item and draw.  NONE when no slot with
  * weight is free; the same node for any work-group size. */
 inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
                         const rng_key_t key, const uint ant, const uint iteration,
@@ -342,18 +336,22 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
 #endif
     ulong best = ULONG_MAX;
     const uint slots = FULL_SLOTS(un);
-    /* a work-item per octet while there are more than 4p slots, else per quad (the half
-     * of an octet, drawn from the same draw: the nodes do not depend on the split) so
-     * that more work-items share fewer slots */
-    const uint span = slots > 4 * p ? 8u : 4u;
-    for (uint i = span * lid; i < slots; i += span * p) {
+    /* two quads per pass, 4p slots apart, so that eight loads are in flight */
+    for (uint i = 4 * lid; i < slots; i += 8 * p) {
+        const uint j = i + 4 * p;
 #if TABU == TABU_BT
-        if (((bits[i >> 5] >> (i & 31)) & (span == 8 ? 0xFFu : 0xFu)) == (span == 8 ? 0xFFu : 0xFu))
-            continue;  /* every node visited: no draw */
+        if (((bits[i >> 5] >> (i & 31)) & 0xFu) == 0xFu
+            && (j >= slots || ((bits[j >> 5] >> (j & 31)) & 0xFu) == 0xFu))
+            continue;  /* eight visited nodes: no draw */
 #endif
-        const uint octet = i & ~7u;
-        const slot_octet_t o = wrs_full_octet(TABU_ARGS, WEIGHT_ARGS, cur, octet, i, min(i + span, slots));
-        best = wrs_fold_octet(best, o, ant_draws(key, ant, iteration, step, FULL_PHASE | (octet >> 3)));
+        const slot_quad_t a = wrs_full_quad(TABU_ARGS, WEIGHT_ARGS, cur, i, slots);
+        if (j < slots) {
+            const slot_quad_t b = wrs_full_quad(TABU_ARGS, WEIGHT_ARGS, cur, j, slots);
+            best = wrs_fold_quad(best, a, ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 2)));
+            best = wrs_fold_quad(best, b, ant_draws(key, ant, iteration, step, FULL_PHASE | (j >> 2)));
+        } else {
+            best = wrs_fold_quad(best, a, ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 2)));
+        }
     }
     const ulong won = group_min_entry(st, best);
     return won == ULONG_MAX ? NONE : (uint)won;
@@ -436,23 +434,17 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
         }
         if (lid == t) {
             /* the owner's walk: the first slot whose running sum (summed as s was)
-             * exceeds the offset, else the last slot with weight; four slots' weights
-             * loaded at a time (a clamped slot for those past the end) so that their
-             * loads overlap */
+             * exceeds the offset, else the last slot with weight */
             const float offset = r - (t ? in[t - 1] : 0.0f);
             float run = 0.0f;
             uint slot = NONE;
-            int found = 0;
-            for (uint k = t; k < count && !found; k += 4 * p) {
-                float weights[4];
-                for (uint q = 0; q < 4; q++)
-                    weights[q] = rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, min(k + q * p, count - 1));
-                for (uint q = 0; q < 4 && !found && k + q * p < count; q++) {
-                    run += weights[q];
-                    if (weights[q] > 0.0f) {
-                        slot = k + q * p;
-                        found = run > offset;
-                    }
+            for (uint k = t; k < count; k += p) {
+                const float weight = rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, k);
+                run += weight;
+                if (weight > 0.0f) {
+                    slot = k;
+                    if (run > offset)
+                        break;
                 }
             }
             /* LC, CT: read before the barrier, so before work-item 0 marks it */
