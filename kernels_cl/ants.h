@@ -1,0 +1,215 @@
+/* Pieces shared by the ant colonies' construction kernels, kernels_cl/aco.cl (MAX-MIN Ant
+ * System, Skinderowicz 2020) and kernels_cl/acs.cl (Ant Colony System, Skinderowicz
+ * 2016): one work-group per ant, its tabu in local memory, Philox draws keyed by (ant,
+ * iteration, step, slot), and the work-group minimum reductions that pick a next node.
+ *   -D TABU=<TABU_LC|TABU_CT|TABU_BT>   list compression, compact tabu, bitmask
+ *                                       (Skinderowicz 2020, section 4.1, Table 1)
+ *   -D CL=<cl>                          candidate list length (0: none)
+ */
+#ifndef TSPCL_ANTS_H
+#define TSPCL_ANTS_H
+#include "tour.h"
+
+#define TABU_LC 0
+#define TABU_CT 1
+#define TABU_BT 2
+#define SELECT_RWM 0
+#define SELECT_WRS 1
+
+#ifndef CL
+#define CL 0
+#endif
+
+#define NONE 0xffffffffu  /* sentinel: no node */
+
+inline uint4 ant_draws(const rng_key_t key, const uint ant, const uint iteration,
+                       const uint step, const uint slot)
+{
+    philox4x32_key_t k = {{key.seed_lo, key.seed_hi}};
+    philox4x32_ctr_t c = {{ant, iteration, step, slot}};
+    philox4x32_ctr_t r = philox4x32(c, k);
+    return (uint4)(r.v[0], r.v[1], r.v[2], r.v[3]);
+}
+
+/* A uniform float in (0, 1]: never 0, so log() is finite. */
+inline float unit_open0(const uint draw) { return ((float)(draw >> 8) + 1.0f) * (1.0f / 16777216.0f); }
+
+/* ---- tabu structures (section 4.1, Table 1) --------------------------------------------
+ * tabu_length(): entries to scan; tabu_candidate(i): an unvisited node or NONE;
+ * tabu_visited(v); tabu_mark(v) by one work-item. */
+#if TABU == TABU_LC
+/* List compression: unvisited[0..L) the nodes to visit, indices[v] the position of v. */
+#define TABU_DECL __local ushort *unvisited, __local ushort *indices, __local uint *l_count
+#define TABU_ARGS unvisited, indices, l_count
+inline void tabu_init(TABU_DECL, const uint n)
+{
+    for (uint i = get_local_id(0); i < n; i += get_local_size(0)) {
+        unvisited[i] = (ushort)i;
+        indices[i] = (ushort)i;
+    }
+    if (get_local_id(0) == 0)
+        *l_count = n;
+}
+inline uint tabu_length(TABU_DECL, const uint n) { return *l_count; }
+inline uint tabu_candidate(TABU_DECL, const uint n, const uint i) { return unvisited[i]; }
+inline int tabu_visited(TABU_DECL, const uint n, const uint v) { return indices[v] >= *l_count; }
+inline void tabu_mark(TABU_DECL, const uint n, const uint v)
+{
+    const uint last = *l_count - 1, i = indices[v], t = unvisited[last];
+    unvisited[i] = (ushort)t;
+    indices[t] = (ushort)i;
+    unvisited[last] = (ushort)v;
+    indices[v] = (ushort)last;
+    *l_count = last;
+}
+#elif TABU == TABU_CT
+/* Compact tabu: entries[0..L) the nodes to visit; entries[v] for v >= L the position of
+ * a relocated unvisited node v, or n once v is visited.  A node at index j is never
+ * smaller than j, so v is visited exactly when entries[v] > v. */
+#define TABU_DECL __local ushort *entries, __local uint *l_count
+#define TABU_ARGS entries, l_count
+inline void tabu_init(TABU_DECL, const uint n)
+{
+    for (uint i = get_local_id(0); i < n; i += get_local_size(0))
+        entries[i] = (ushort)i;
+    if (get_local_id(0) == 0)
+        *l_count = n;
+}
+inline uint tabu_length(TABU_DECL, const uint n) { return *l_count; }
+inline uint tabu_candidate(TABU_DECL, const uint n, const uint i) { return entries[i]; }
+inline int tabu_visited(TABU_DECL, const uint n, const uint v) { return entries[v] > v; }
+inline void tabu_mark(TABU_DECL, const uint n, const uint v)
+{
+    const uint L = *l_count;
+    const uint i = (v < L && entries[v] == v) ? v : entries[v];  /* where v sits */
+    const uint t = entries[L - 1];                                  /* the list's last node */
+    if (i != L - 1) {
+        entries[i] = (ushort)t;   /* t moves down into v's place */
+        entries[t] = (ushort)i;   /* t >= L - 1: its slot is in the right part now */
+    } else {
+        entries[L - 1] = (ushort)n;  /* slot L-1 belongs to node L-1, visited */
+    }
+    if (v >= L - 1)
+        entries[v] = (ushort)n;   /* v's own slot is in the right part: mark it */
+    *l_count = L - 1;
+}
+#else
+/* Bitmask: bit v set when v is visited; every node is a candidate slot. */
+#define TABU_DECL __local uint *bits
+#define TABU_ARGS bits
+inline void tabu_init(TABU_DECL, const uint n)
+{
+    for (uint i = get_local_id(0); i < (n + 31) / 32; i += get_local_size(0))
+        bits[i] = 0u;
+}
+inline uint tabu_length(TABU_DECL, const uint n) { return n; }
+inline int tabu_visited(TABU_DECL, const uint n, const uint v) { return (bits[v >> 5] >> (v & 31)) & 1u; }
+inline uint tabu_candidate(TABU_DECL, const uint n, const uint i)
+{
+    return tabu_visited(TABU_ARGS, n, i) ? NONE : i;
+}
+inline void tabu_mark(TABU_DECL, const uint n, const uint v) { bits[v >> 5] |= 1u << (v & 31); }
+#endif
+
+/* The Philox draws of a slot: counter (ant, iteration, step, phase | slot); list_draw()
+ * takes the four words of a draw for four steps (counter step / 4, the words kept between
+ * steps), and aco.cl's WRS full phase the four words of a draw for four slots (counter
+ * slot / 4): a quarter of the Philox work. */
+#define LIST_PHASE 0x80000000u
+#define FULL_PHASE 0u
+
+/* A selection's local scratch (aco.cl's RWM: 3p floats and a uint; group_min_entry: two
+ * accumulators of two uints, then list_winner: two of one uint), the counts of
+ * group_min_entry and list_winner calls so far, and the work-item's list-phase draw for
+ * its first slot; select_init() must be followed by a barrier. */
+typedef struct {
+    __local void *scratch;
+    uint calls, list_calls;
+    uint4 list_words;   /* the draw of block list_block for slot get_local_id(0) */
+    uint list_block;
+} select_state_t;
+
+inline select_state_t select_init(__local void *scratch)
+{
+    if (get_local_id(0) < 6)
+        ((__local uint *)scratch)[get_local_id(0)] = ~0u;
+    select_state_t st = {scratch, 0u, 0u, (uint4)(0u), ~0u};
+    return st;
+}
+
+inline uint word_of(const uint4 w, const uint k)
+{
+    return k == 0 ? w.x : k == 1 ? w.y : k == 2 ? w.z : w.w;
+}
+
+/* The list-phase word for slot i at `step`: word step % 4 of the draw (ant, iteration,
+ * step / 4, LIST_PHASE | i); slot get_local_id(0) reuses its draw for four steps. */
+inline uint list_draw(select_state_t *st, const rng_key_t key, const uint ant,
+                      const uint iteration, const uint step, const uint i)
+{
+    if (i != get_local_id(0))
+        return word_of(ant_draws(key, ant, iteration, step >> 2, LIST_PHASE | i), step & 3);
+    if (st->list_block != step >> 2) {
+        st->list_words = ant_draws(key, ant, iteration, step >> 2, LIST_PHASE | i);
+        st->list_block = step >> 2;
+    }
+    return word_of(st->list_words, step & 3);
+}
+
+#if CL > 0
+/* A list slot's word in the work-group minimum (beyond the papers, which reduce (value,
+ * node) pairs): the bits of a non-negative float value with their low LIST_SLOT_BITS
+ * bits replaced by the slot, so that one 32-bit atomic min finds the slot of the least
+ * value.  Values within 2^(LIST_SLOT_BITS - 23) of each other (relative) tie and the
+ * lower slot takes them; ~0u is no value. */
+#define LIST_SLOT_BITS (CL > 1 ? 32 - clz(CL - 1) : 0)
+#define LIST_SLOT_MASK ((1u << LIST_SLOT_BITS) - 1u)
+inline uint list_slot_word(const float value, const uint slot)
+{
+    return (as_uint(value) & ~LIST_SLOT_MASK) | slot;
+}
+
+/* The list phase's winner, the candidate in the least word's slot (NONE when every
+ * work-item offered ~0u): one local atomic min and one barrier (group_min_entry needs
+ * two).  The list accumulators alternate like the full phase's, apart from them, so
+ * that a full selection right after a list one finds its own accumulator reset. */
+inline uint list_winner(select_state_t *st, const uint word, __global const int *restrict cand,
+                        const uint cur)
+{
+    volatile __local uint *lists = (volatile __local uint *)st->scratch + 4;
+    volatile __local uint *acc = lists + (st->list_calls & 1), *other = lists + (~st->list_calls & 1);
+    st->list_calls++;
+    if (word != ~0u)
+        atomic_min(acc, word);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint least = *acc;
+    if (get_local_id(0) == 0)
+        *other = ~0u;
+    return least == ~0u ? NONE : (uint)cand[cur * CL + (least & LIST_SLOT_MASK)];
+}
+#endif
+
+/* The least entry over the work-group, every work-item gets it: a local atomic min on
+ * the high words, then one on the low words of the entries that hold the least high word
+ * (order-free, so the same for any schedule).  Two barriers instead of a tree's log2(p):
+ * st->calls alternates two accumulators, and the one not in use is reset between the
+ * barriers, after every work-item has read it last. */
+inline ulong group_min_entry(select_state_t *st, const ulong entry)
+{
+    volatile __local uint *acc = (volatile __local uint *)st->scratch + 2 * (st->calls & 1);
+    volatile __local uint *other = (volatile __local uint *)st->scratch + 2 * (~st->calls & 1);
+    st->calls++;
+    const uint high = (uint)(entry >> 32);
+    if (entry != ULONG_MAX)
+        atomic_min(acc, high);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint least = acc[0];
+    if (get_local_id(0) == 0)
+        other[0] = other[1] = ~0u;
+    if (entry != ULONG_MAX && high == least)
+        atomic_min(acc + 1, (uint)entry);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return least == ~0u ? ULONG_MAX : ((ulong)least << 32) | acc[1];
+}
+
+#endif
