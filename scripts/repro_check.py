@@ -10,14 +10,18 @@ algorithm in the registry (unsupported pairs skipped), each instance and each se
 algorithm runs twice on each device through tspcl.run.solve with an iteration limit (never
 a time limit, which would make the work done depend on the clock); the TSPLIB tour text
 (tspcl.tsplib.format_tour) of the runs must be equal byte for byte, and for algorithms
-registered as deterministic also equal to the first device's.  Prints one line per
-(algorithm, instance, seed, device); exit status 0 when everything agrees, 1 when
-anything differs (listed at the end), 2 on a usage error.
+registered as deterministic also equal to the first device's.  An algorithm runs with its
+registered ``repro_params`` (default: its defaults); parameters its ``racy`` marks (a
+paper's relaxed pheromone updates, acs alt and spm) are run twice for valid tours only
+and reported as racy.  Prints one line per (algorithm, parameters, instance, seed,
+device); exit status 0 when everything agrees, 1 when anything differs (listed at the
+end), 2 on a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import sys
 from dataclasses import dataclass
@@ -56,8 +60,9 @@ class Row:
     instance: str
     seed: int
     device: str
-    status: str     # "ok", "DIFFERS", "skipped: ...", "error: ..."
+    status: str     # "ok", "DIFFERS", "racy: ...", "skipped: ...", "error: ..."
     digest: str     # first 12 hex digits of the tour text's sha256 ("" when none)
+    params: str = ""  # the parameter set when the algorithm has several
 
 
 def tour_text(res) -> bytes:
@@ -78,41 +83,65 @@ def run_checks(instances, seeds, runtimes, algorithms=None, iterations: int = 50
             progress(row)
 
     for name, spec in algorithms.items():
-        params = spec.params_type()
-        for inst in instances:
-            reason = spec.unsupported(inst)
-            if reason:
-                for seed in seeds:
-                    record(Row(name, inst.name, seed, "-", f"skipped: {reason}", ""))
-                continue
-            for seed in seeds:
-                reference = None  # (device name, text) of the first device
-                for rt in runtimes:
-                    try:
-                        a = tour_text(solve(inst, spec, params, rt, seed=seed, iterations=iterations))
-                        b = tour_text(solve(inst, spec, params, rt, seed=seed, iterations=iterations))
-                    except DeviceMemoryError as e:
-                        record(Row(name, inst.name, seed, rt.name, f"skipped: {e.message}", ""))
-                        continue
-                    except Exception as e:  # a crash is a failure of the check, not of the script
-                        what = f"error: {type(e).__name__}: {e}"
-                        bad.append(Mismatch(name, inst.name, seed, rt.name, what))
-                        record(Row(name, inst.name, seed, rt.name, what, ""))
-                        continue
-                    problems = []
-                    if a != b:
-                        problems.append("two runs with the same seed gave different tours")
-                    if spec.deterministic:
-                        if reference is None:
-                            reference = (rt.name, a)
-                        elif reference[1] != a:
-                            problems.append(f"tour differs from the one on {reference[0]}")
-                    for p in problems:
-                        bad.append(Mismatch(name, inst.name, seed, rt.name, p))
-                    record(Row(name, inst.name, seed, rt.name,
-                               "DIFFERS" if problems else "ok",
-                               hashlib.sha256(a).hexdigest()[:12]))
+        for params in spec.repro_params or (spec.params_type(),):
+            _check_params(name, spec, params, instances, seeds, runtimes, iterations, record, bad)
     return rows, bad
+
+
+def _check_params(name, spec, params, instances, seeds, runtimes, iterations, record, bad):
+    """The checks of one parameter set (see :func:`run_checks`)."""
+    racy = spec.racy(params)
+    label = _label(spec, params)
+
+    def row(*fields) -> Row:
+        return Row(*fields, params=label)
+
+    for inst in instances:
+        reason = spec.unsupported(inst)
+        if reason:
+            for seed in seeds:
+                record(row(name, inst.name, seed, "-", f"skipped: {reason}", ""))
+            continue
+        for seed in seeds:
+            reference = None  # (device name, text) of the first device
+            for rt in runtimes:
+                try:
+                    a = tour_text(solve(inst, spec, params, rt, seed=seed, iterations=iterations))
+                    b = tour_text(solve(inst, spec, params, rt, seed=seed, iterations=iterations))
+                except DeviceMemoryError as e:
+                    record(row(name, inst.name, seed, rt.name, f"skipped: {e.message}", ""))
+                    continue
+                except Exception as e:  # a crash is a failure of the check, not of the script
+                    what = f"error: {type(e).__name__}: {e}"
+                    bad.append(Mismatch(name, inst.name, seed, rt.name, what))
+                    record(row(name, inst.name, seed, rt.name, what, ""))
+                    continue
+                if racy:  # solve() checked that both tours are permutations
+                    record(row(name, inst.name, seed, rt.name, f"racy: {racy}",
+                               hashlib.sha256(a).hexdigest()[:12]))
+                    continue
+                problems = []
+                if a != b:
+                    problems.append("two runs with the same seed gave different tours")
+                if spec.deterministic:
+                    if reference is None:
+                        reference = (rt.name, a)
+                    elif reference[1] != a:
+                        problems.append(f"tour differs from the one on {reference[0]}")
+                for p in problems:
+                    bad.append(Mismatch(name, inst.name, seed, rt.name, p))
+                record(row(name, inst.name, seed, rt.name,
+                           "DIFFERS" if problems else "ok",
+                           hashlib.sha256(a).hexdigest()[:12]))
+
+
+def _label(spec, params) -> str:
+    """The parameters that differ from the defaults, when the spec lists several sets."""
+    if not spec.repro_params:
+        return ""
+    defaults = dataclasses.asdict(spec.params_type())
+    changed = [f"{k}={v}" for k, v in dataclasses.asdict(params).items() if v != defaults[k]]
+    return " ".join(changed) or "defaults"
 
 
 def check(instances, seeds, runtimes, algorithms=None, iterations: int = 50) -> list[Mismatch]:
@@ -147,7 +176,8 @@ def runtimes_for(specs: list[str]) -> list[Runtime]:
 
 
 def format_row(r: Row) -> str:
-    return f"| {r.algorithm} | {r.instance} | {r.seed} | {r.device} | {r.status} | {r.digest} |"
+    algorithm = f"{r.algorithm} ({r.params})" if r.params else r.algorithm
+    return f"| {algorithm} | {r.instance} | {r.seed} | {r.device} | {r.status} | {r.digest} |"
 
 
 def main(argv: list[str] | None = None) -> int:

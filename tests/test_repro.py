@@ -85,3 +85,19 @@ def test_a_crashing_solver_is_a_failure(inst, rt):  # noqa: F811
 
     bad = repro.check([inst], [1], [rt], algorithms={"crash": _fake("crash", crash, True)})
     assert len(bad) == 1 and "kaboom" in bad[0].what
+
+
+def test_racy_parameters_are_reported_not_compared(inst, rt):  # noqa: F811
+    """A solver whose parameters are marked racy (acs alt and spm) may differ run to run:
+    its rows say why, and only its other parameter sets are compared."""
+    def urandom_order(ctx):
+        seed = int.from_bytes(os.urandom(8), "little")
+        return np.random.default_rng(seed).permutation(ctx.inst.n)
+
+    racy = SolverSpec("racy", "test double", NoParams, lambda ctx, p: ctx.improve(urandom_order(ctx), 0),
+                      lambda inst, p: 0, deterministic=False, racy=lambda p: "relaxed updates")
+    rows, bad = repro.run_checks([inst], [1], [rt], algorithms={"racy": racy})
+    assert bad == [] and [r.status for r in rows] == ["racy: relaxed updates"]
+    rows, _ = repro.run_checks([inst], [1], [rt], algorithms={"acs": REGISTRY["acs"]}, iterations=3)
+    assert sorted((r.params, r.status.split(":")[0]) for r in rows) == \
+        [("defaults", "racy"), ("variant=alt", "racy"), ("variant=gpu", "ok")]

@@ -48,7 +48,7 @@ def _comment(res) -> str:
 def solve(
     problem: str = typer.Argument(..., help="TSPLIB problem file, or '-' for stdin (.gz ok)."),
     algo: str = typer.Option("nn", "--algo", "-a",
-                             help="Algorithm: nn, greedy, sfc, random, 2opt, oropt, 3opt, lk, ils, hc, tabu, mmas (see `tspcl info`)."),
+                             help="Algorithm: nn, greedy, sfc, random, 2opt, oropt, 3opt, lk, ils, hc, tabu, mmas, acs (see `tspcl info`)."),
     param: List[str] = typer.Option([], "--param", "-p", metavar="KEY=VALUE",
                                     help="Algorithm parameter, repeatable (e.g. -p k=16)."),
     seed: int = typer.Option(1, "--seed", "-s", min=0, max=2**64 - 1,
@@ -60,7 +60,7 @@ def solve(
         None, "--iterations", "-i",
         help="Iteration budget: a count, or for ils a multiple of n such as 0.1n, 1n, 10n "
              "(the number of double-bridge kicks); for hc and tabu the moves at most "
-             "(default 10000, the paper's); for mmas the colony iterations (1000)."),
+             "(default 10000, the paper's); for mmas and acs the colony iterations (1000)."),
     ls: Optional[str] = typer.Option(None, "--ls", help="Local search operators: 2opt, oropt, 2opt+oropt, 3opt, lk (3opt plus Lin-Kernighan chains; -p depth=10, -p breadth=1, -p chain_m=10).  mmas: 2opt on every ant's tour, which also turns on the authors' deposit schedule and trail resets (-p deposit=, -p restart=)."),
     neighbors: Optional[str] = typer.Option(None, "--neighbors",
                                             help="Candidate lists: quadrant (paper) or knn."),
@@ -75,12 +75,17 @@ def solve(
                                          help="tabu: iterations a moved city stays tabu (default 10)."),
     variant: Optional[str] = typer.Option(
         None, "--variant", help="mmas: next-node selection and tabu, rwm|wrs - lc|ct|bt "
-        "(roulette wheel or reservoir sampling; list compression, compact or bitmask tabu)."),
-    cl: Optional[int] = typer.Option(None, "--cl", help="mmas: candidate list length (32; 0: none)."),
-    ants: Optional[int] = typer.Option(None, "--ants", help="mmas: ants per iteration (default n)."),
-    rho: Optional[float] = typer.Option(None, "--rho", help="mmas: pheromone kept per iteration (0.5)."),
-    alpha: Optional[float] = typer.Option(None, "--alpha", help="mmas: pheromone exponent (1)."),
-    beta: Optional[float] = typer.Option(None, "--beta", help="mmas: exponent of 1/distance (2)."),
+        "(roulette wheel or reservoir sampling; list compression, compact or bitmask tabu). "
+        "acs: gpu (a launch per step, atomic local updates), alt (one launch, racy local "
+        "updates, not bit-reproducible) or spm (alt with the selective pheromone memory, "
+        "the default)."),
+    cl: Optional[int] = typer.Option(None, "--cl", help="mmas: candidate list length (32; 0: none). acs: candidate set size (32, at most 32)."),
+    ants: Optional[int] = typer.Option(None, "--ants", help="mmas, acs: ants per iteration (default n; the ACS paper recommends 256)."),
+    rho: Optional[float] = typer.Option(None, "--rho", help="mmas: pheromone kept per iteration (0.5). acs: local evaporation (0.01)."),
+    alpha: Optional[float] = typer.Option(None, "--alpha", help="mmas: pheromone exponent (1). acs: global evaporation (0.2)."),
+    beta: Optional[float] = typer.Option(None, "--beta", help="mmas: exponent of 1/distance (2). acs: the same (3)."),
+    q0: Optional[float] = typer.Option(None, "--q0", help="acs: probability of the greedy choice (default (n - 20) / n)."),
+    k: Optional[int] = typer.Option(None, "--k", help="acs: a local pheromone update after every k-th edge of an ant (1)."),
     accept: Optional[str] = typer.Option(None, "--accept",
                                          help="ILS acceptance: always (paper) or better (-p slack=S keeps local optima up to S % above the best)."),
     kick: Optional[str] = typer.Option(None, "--kick",
@@ -113,7 +118,8 @@ def solve(
                                ("--kick", "kick", kick), ("--neighborhood", "neighborhood", neighborhood),
                                ("--tenure", "tenure", tenure), ("--variant", "variant", variant),
                                ("--cl", "cl", cl), ("--ants", "ants", ants), ("--rho", "rho", rho),
-                               ("--alpha", "alpha", alpha), ("--beta", "beta", beta)):
+                               ("--alpha", "alpha", alpha), ("--beta", "beta", beta), ("--q0", "q0", q0),
+                               ("--k", "k", k)):
         if value is not None:
             if not spec.has_param(key):
                 raise UsageError(f"{option} does not apply to --algo {spec.name}")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from . import construct, localsearch, mmas, neighborhood
+from . import acs, construct, localsearch, mmas, neighborhood
 from .base import SolveContext, SolverSpec
 
 REGISTRY: dict[str, SolverSpec] = {s.name: s for s in construct.SOLVERS + localsearch.SOLVERS
-                                   + neighborhood.SOLVERS + mmas.SOLVERS}
+                                   + neighborhood.SOLVERS + mmas.SOLVERS + acs.SOLVERS}
 
 
 def get_solver(name: str) -> SolverSpec:

@@ -97,6 +97,9 @@ class SolverSpec:
     ``memory(instance, params)`` estimates the device bytes the run needs (checked before
     allocating); ``unsupported(instance)`` says why an instance cannot be solved, or None.
     ``deterministic`` solvers give the same tour on every device for the same seed.
+    ``racy(params)`` says why runs with those parameters are not bit-reproducible even on
+    one device (a paper's relaxed updates), or None; ``repro_params`` are the parameter
+    sets that scripts/repro_check.py runs (default: the defaults alone).
     """
 
     name: str
@@ -106,6 +109,8 @@ class SolverSpec:
     memory: Callable[[Instance, object], int]
     deterministic: bool = True
     unsupported: Callable[[Instance], str | None] = lambda inst: None
+    racy: Callable[[object], str | None] = lambda params: None
+    repro_params: tuple = ()
 
     def has_param(self, name: str) -> bool:
         return any(f.name == name for f in dataclasses.fields(self.params_type))
@@ -136,7 +141,7 @@ def _convert(params_type, f, raw: str, key: str):
             return raw.lower() in ("1", "true", "yes")
         if isinstance(default, int) or (default is None and "int" in str(f.type)):
             return int(raw)
-        if isinstance(default, float):
+        if isinstance(default, float) or (default is None and "float" in str(f.type)):
             return float(raw)
         return raw
     except ValueError:

@@ -1,0 +1,295 @@
+/* Ant Colony System on the device (Skinderowicz 2016,
+ * ../shared/papers/skinderowicz2016-gpu-acs.txt).
+ *
+ * One work-group per ant (section 3.1): its tabu is a bitmask in local memory (ants.h,
+ * TABU_BT), one work-item per candidate of the current city.  The next city follows the
+ * pseudo-random proportional rule (eq. 1-2, Fig. 3): among the unvisited of the CL
+ * nearest neighbours, with probability q0 the one with the largest tau * eta^beta,
+ * otherwise one drawn with probability proportional to it (drawn here by reservoir
+ * keys -log2(u) / w, the same distribution as the paper's roulette, so that greedy and
+ * roulette are both one work-group minimum, ants.h list_winner); with no unvisited
+ * candidate, the unvisited city with the largest tau * eta^beta (section 3.1.1).  After
+ * every k-th edge the ant lowers its pheromone, tau = (1 - rho) tau + rho tau0 (eq. 3,
+ * section 4.2), both ways round.
+ *   -D CL=<cl>                          candidate set size (the paper: 32)
+ *   -D STORE=<STORE_MATRIX|STORE_SPM>   the n x n pheromone matrix, or the selective
+ *                                       pheromone memory of section 3.2 (below)
+ *   -D SPM_S=<s>                        the memory's edges per city (the paper: 8)
+ *   -D ATOMIC_UPDATE=<0|1>              local updates by compare-and-swap (acs-gpu), so
+ *                                       that none is lost; 0: plain read and write
+ *                                       (acs-gpu-alt, acs-gpu-spm: racy by design)
+ *   -D COUNT_UPDATES=1                  tests only: an update adds 1 instead
+ * Kernels (Table 1): acs_construct builds whole tours in one launch (acs-gpu-alt,
+ * acs-gpu-spm); acs_first, then acs_step and acs_local once per step, then acs_close
+ * build them step by step (acs-gpu); acs_global lays the global best's pheromone (eq. 4).
+ */
+#define TABU TABU_BT
+#include "ants.h"
+
+#define STORE_MATRIX 0
+#define STORE_SPM 1
+#ifndef STORE
+#define STORE STORE_MATRIX
+#endif
+#ifndef SPM_S
+#define SPM_S 8
+#endif
+#ifndef ATOMIC_UPDATE
+#define ATOMIC_UPDATE 0
+#endif
+#ifndef COUNT_UPDATES
+#define COUNT_UPDATES 0
+#endif
+
+/* ---- the pheromone ----------------------------------------------------------------------
+ * STORE_MATRIX: tau[u * n + v].  STORE_SPM (section 3.2, Fig. 5): city u keeps SPM_S
+ * edges, spm_nodes[u * SPM_S + i] (-1: empty) with their trails tau[u * SPM_S + i], and
+ * spm_tail[u], the slot of the edge added last; any other edge of u is at tau_min.  An
+ * update of an absent edge starts from tau_min and takes the slot after the tail, the
+ * edge added longest ago (a ring). */
+#define PHER_DECL __global float *restrict tau, __global int *restrict spm_nodes, \
+                  __global int *restrict spm_tail, const float tau_min
+#define PHER_ARGS tau, spm_nodes, spm_tail, tau_min
+
+inline float pher_read(PHER_DECL, const uint n, const uint u, const uint v)
+{
+#if STORE == STORE_SPM
+    for (uint i = 0; i < SPM_S; i++)
+        if (spm_nodes[u * SPM_S + i] == (int)v)
+            return tau[u * SPM_S + i];
+    return tau_min;
+#else
+    return tau[(ulong)u * n + v];
+#endif
+}
+
+/* tau(u, v) = a * tau(u, v) + b. */
+inline void pher_update(PHER_DECL, const uint n, const uint u, const uint v, const float a,
+                        const float b)
+{
+#if STORE == STORE_SPM
+    for (uint i = 0; i < SPM_S; i++)
+        if (spm_nodes[u * SPM_S + i] == (int)v) {
+            tau[u * SPM_S + i] = a * tau[u * SPM_S + i] + b;
+            return;
+        }
+    const uint slot = ((uint)spm_tail[u] + 1) % SPM_S;
+    spm_tail[u] = (int)slot;
+    spm_nodes[u * SPM_S + slot] = (int)v;
+    tau[u * SPM_S + slot] = a * tau_min + b;
+#elif ATOMIC_UPDATE
+    volatile __global uint *cell = (volatile __global uint *)(tau + (ulong)u * n + v);
+    uint seen = *cell, old;
+    do {
+        old = seen;
+        seen = atomic_cmpxchg(cell, old, as_uint(a * as_float(old) + b));
+    } while (seen != old);
+#else
+    __global float *cell = tau + (ulong)u * n + v;
+    *cell = a * *cell + b;
+#endif
+}
+
+/* The local update of edge (u, v) both ways round (eq. 3). */
+inline void local_update(PHER_DECL, const uint n, const uint u, const uint v, const float rho,
+                         const float tau0)
+{
+#if COUNT_UPDATES
+    const float a = 1.0f, b = 1.0f;
+#else
+    const float a = 1.0f - rho, b = rho * tau0;
+#endif
+    pher_update(PHER_ARGS, n, u, v, a, b);
+    pher_update(PHER_ARGS, n, v, u, a, b);
+}
+
+/* eta^beta = (1 / d)^beta, d = 0 counted as 0.5 (as kernels_cl/mmas.cl). */
+inline float heuristic(DIST_PARAMS, const uint u, const uint v, const float beta)
+{
+    return pow(1.0f / max((float)DIST((int)u, (int)v), 0.5f), beta);
+}
+
+#define ACS_DECL DIST_PARAMS, __global const int *restrict cand, \
+                 __global const float *restrict cand_heur, PHER_DECL, const float q0, const float beta
+#define ACS_ARGS DIST_ARGS, cand, cand_heur, PHER_ARGS, q0, beta
+
+/* The word of the step's q (eq. 1): the same draw for the whole work-group. */
+#define Q_SLOT 0x7FFFFFFFu
+
+/* The next city of an ant at cur (Fig. 3), the same in every work-item; NONE only when
+ * every city is visited. */
+inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, const uint ant,
+                     const uint iteration, const uint step, select_state_t *st)
+{
+    const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
+    const float q = unit_open0(word_of(ant_draws(key, ant, iteration, step >> 2, Q_SLOT), step & 3));
+    const int greedy = q <= q0;
+    uint least = ~0u;
+    for (uint i = lid; i < CL; i += p) {
+        const uint draw = list_draw(st, key, ant, iteration, step, i);
+        const uint v = (uint)cand[cur * CL + i];
+        const float w = pher_read(PHER_ARGS, un, cur, v) * cand_heur[cur * CL + i];
+        /* the least of 1 / w is the greedy choice, the least of -log2(u) / w a draw with
+         * probability w / (sum of w) (eq. 2) */
+        const float value = (greedy ? 1.0f : -native_log2(unit_open0(draw))) / w;
+        if (!tabu_visited(TABU_ARGS, un, v) && w > 0.0f)
+            least = min(least, list_slot_word(value, i));
+    }
+    uint next = list_winner(st, least, cand, cur);
+    if (next == NONE) {
+        /* no unvisited candidate: the unvisited city with the largest tau * eta^beta (the
+         * least 1 / w, ties to the lower city) */
+        ulong best = ULONG_MAX;
+        for (uint v = lid; v < un; v += p)
+            if (!tabu_visited(TABU_ARGS, un, v)) {
+                const float w = pher_read(PHER_ARGS, un, cur, v) * heuristic(DIST_ARGS, cur, v, beta);
+                best = min(best, ((ulong)as_uint(1.0f / w) << 32) | v);
+            }
+        const ulong won = group_min_entry(st, best);
+        next = won == ULONG_MAX ? NONE : (uint)won;
+    }
+    return next;
+}
+
+/* The start of every ant: a city drawn uniformly (Fig. 2, line 3). */
+inline uint acs_start(const rng_key_t key, const uint ant, const uint iteration, const uint n)
+{
+    return rng_below(ant_draws(key, ant, iteration, 0u, 0xFFFFFFFFu).x, n);
+}
+
+/* Whole tours in one launch (acs-gpu-alt, acs-gpu-spm; Table 1 build_ants_solutions_alt
+ * and _spm): an ant per work-group; the local updates of different ants race. */
+__kernel void acs_construct(ACS_DECL, const float rho, const float tau0, const uint k,
+                            const uint seed_lo, const uint seed_hi, const uint iteration,
+                            __global int *restrict tours, __global long *restrict lengths,
+                            TABU_DECL, __local long *scratch)
+{
+    const uint ant = get_group_id(0), lid = get_local_id(0), un = (uint)n;
+    const rng_key_t key = {seed_lo, seed_hi};
+    __global int *tour = tours + (ulong)ant * un;
+    tabu_init(TABU_ARGS, un);
+    select_state_t st = select_init(scratch);
+    const uint start = acs_start(key, ant, iteration, un);
+    uint cur = start;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        tour[0] = (int)cur;
+        tabu_mark(TABU_ARGS, un, cur);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint step = 1; step < un; step++) {
+        const uint next = acs_next(TABU_ARGS, ACS_ARGS, cur, key, ant, iteration, step, &st);
+        if (lid == 0) {
+            tabu_mark(TABU_ARGS, un, next);
+            tour[step] = (int)next;
+            if (step % k == 0)
+                local_update(PHER_ARGS, un, cur, next, rho, tau0);
+        }
+        cur = next;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0 && un % k == 0)  /* the closing edge, the n-th (Fig. 2, line 14) */
+        local_update(PHER_ARGS, un, cur, start, rho, tau0);
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    const long length = group_tour_length(DIST_ARGS, tour, scratch);
+    if (lid == 0)
+        lengths[ant] = length;
+}
+
+/* ---- step by step (acs-gpu): Table 1's select_first_nodes, select_next_node and
+ * eval_ants_solutions.  Between launches an ant's tabu waits in `visited` (its
+ * (n + 31) / 32 words); a step copies it to local memory.  The step's local updates
+ * follow in a launch of their own (acs_local), after every ant has read the pheromone:
+ * they are all the same map tau -> (1 - rho) tau + rho tau0, so their order does not
+ * matter, and the tours do not depend on the order in which the ants run (the paper's
+ * ACS-GPU updates within the step, so its ants may see each other's updates or not). */
+
+/* The start of every ant (one work-item per ant). */
+__kernel void acs_first(const int n, const int ants, const uint seed_lo, const uint seed_hi,
+                        const uint iteration, __global int *restrict tours,
+                        __global uint *restrict visited)
+{
+    const uint ant = get_global_id(0), words = ((uint)n + 31) / 32;
+    if (ant >= (uint)ants)
+        return;
+    const rng_key_t key = {seed_lo, seed_hi};
+    const uint start = acs_start(key, ant, iteration, (uint)n);
+    for (uint w = 0; w < words; w++)
+        visited[ant * words + w] = 0u;
+    visited[ant * words + (start >> 5)] = 1u << (start & 31);
+    tours[(ulong)ant * n] = (int)start;
+}
+
+/* Step `step` of every ant: its next city. */
+__kernel void acs_step(ACS_DECL, const uint seed_lo, const uint seed_hi, const uint iteration,
+                       const uint step, __global int *restrict tours,
+                       __global uint *restrict visited, TABU_DECL, __local long *scratch)
+{
+    const uint ant = get_group_id(0), lid = get_local_id(0), un = (uint)n, words = (un + 31) / 32;
+    const rng_key_t key = {seed_lo, seed_hi};
+    __global int *tour = tours + (ulong)ant * un;
+    for (uint w = lid; w < words; w += get_local_size(0))
+        bits[w] = visited[ant * words + w];
+    select_state_t st = select_init(scratch);
+    const uint cur = (uint)tour[step - 1];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint next = acs_next(TABU_ARGS, ACS_ARGS, cur, key, ant, iteration, step, &st);
+    if (lid == 0) {
+        visited[ant * words + (next >> 5)] |= 1u << (next & 31);
+        tour[step] = (int)next;
+    }
+}
+
+/* The local update of every ant's edge `step` (one work-item per ant), its last edge
+ * when step = n, the closing one (Fig. 2, line 14); only when step is a multiple of k. */
+__kernel void acs_local(const int n, const int ants, PHER_DECL, const float rho, const float tau0,
+                        const uint k, const uint step, __global const int *restrict tours)
+{
+    const uint ant = get_global_id(0), un = (uint)n;
+    if (ant >= (uint)ants || step % k != 0)
+        return;
+    __global const int *tour = tours + (ulong)ant * un;
+    local_update(PHER_ARGS, un, (uint)tour[step - 1], (uint)tour[step % un], rho, tau0);
+}
+
+/* After the last step: every ant's length. */
+__kernel void acs_close(DIST_PARAMS, __global const int *restrict tours, __global long *restrict lengths,
+                        __local long *scratch)
+{
+    const uint ant = get_group_id(0), un = (uint)n;
+    __global const int *tour = tours + (ulong)ant * un;
+    const long length = group_tour_length(DIST_ARGS, tour, scratch);
+    if (get_local_id(0) == 0)
+        lengths[ant] = length;
+}
+
+/* The global update along the global best tour (eq. 4): tau = (1 - alpha) tau +
+ * alpha / L_gb on its edges, both ways round.  A work-item per city of the tour updates
+ * that city's two edges, so no two work-items write the same cell (or SPM ring). */
+__kernel void acs_global(const int n, __global const int *restrict best_tour,
+                         __global const long *restrict status, PHER_DECL, const float alpha)
+{
+    const uint i = get_global_id(0), un = (uint)n;
+    if (i >= un)
+        return;
+    const float deposit = alpha / (float)status[2];  /* kernels_cl/mmas.cl M_BEST */
+    const uint a = (uint)best_tour[i];
+    pher_update(PHER_ARGS, un, a, (uint)best_tour[(i + 1) % un], 1.0f - alpha, deposit);
+    pher_update(PHER_ARGS, un, a, (uint)best_tour[(i + un - 1) % un], 1.0f - alpha, deposit);
+}
+
+/* Tests: apply `count` pheromone updates in order, update t setting tau(u[t], v[t]) =
+ * a[t] * tau + b[t], then read tau(u, v) for every pair of `reads` (one work-item). */
+__kernel void acs_pher_sequence(const int n, PHER_DECL, __global const int *restrict u,
+                                __global const int *restrict v, __global const float *restrict a,
+                                __global const float *restrict b, const int count,
+                                __global const int *restrict reads, const int nreads,
+                                __global float *restrict read_out)
+{
+    if (get_global_id(0) != 0)
+        return;
+    for (int t = 0; t < count; t++)
+        pher_update(PHER_ARGS, (uint)n, (uint)u[t], (uint)v[t], a[t], b[t]);
+    for (int r = 0; r < nreads; r++)
+        read_out[r] = pher_read(PHER_ARGS, (uint)n, (uint)reads[2 * r], (uint)reads[2 * r + 1]);
+}

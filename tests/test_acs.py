@@ -1,0 +1,194 @@
+"""Ant Colony System (kernels_cl/acs.cl, tspcl/solvers/acs.py) against plain host checks:
+every variant builds valid tours with exact lengths, the atomic variant loses no local
+update, the selective pheromone memory behaves as a host model of the paper's Fig. 5,
+q0 = 1 gives the greedy (nearest neighbour) tour and q0 = 0 draws the first move with
+the probabilities of eq. 2."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kernel_fixtures import rt  # noqa: F401 - fixture
+from test_mmas import chi2_critical
+from tspcl.device import Runtime
+from tspcl.device_instance import DeviceInstance
+from tspcl.errors import UsageError
+from tspcl.gen import generate
+from tspcl.neighbors import CandidateParams, build_candidates
+from tspcl.run import solve
+from tspcl.solvers import REGISTRY, SolveContext
+from tspcl.solvers import acs
+
+SPEC = REGISTRY["acs"]
+
+
+def colony(rt, inst, seed=3, count_updates=False, **params):  # noqa: F811
+    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=seed)
+    return ctx, acs.AcsColony(ctx, acs.AcsParams(**params), count_updates)
+
+
+def read_tours(rt, c):  # noqa: F811
+    n = c.n
+    return (rt.read(c.tours, np.int32, c.ants * n).reshape(c.ants, n),
+            rt.read(c.lengths, np.int64, c.ants))
+
+
+@pytest.mark.parametrize("variant", acs.VARIANTS)
+def test_every_variant_builds_valid_tours_with_exact_lengths(rt, variant):  # noqa: F811
+    inst = generate("clustered", 45, seed=4)
+    ctx, c = colony(rt, inst, variant=variant, ants=12, cl=8, k=2)
+    ctx.timed(c.start(inst.tour_length(np.arange(inst.n))))
+    for it in range(4):
+        ctx.timed(c.iteration(it, ctx.seed))
+        tours, lengths = read_tours(rt, c)
+        for t, length in zip(tours, lengths):
+            assert sorted(t) == list(range(inst.n))
+            assert length == inst.tour_length(t)
+        assert c.read_status()[acs.M_BEST] <= lengths.min()
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_the_atomic_variant_loses_no_local_update(rt, k):  # noqa: F811
+    """Every local update adds 1 (COUNT_UPDATES) to cells that start at 0: the cells sum
+    to the updates made, two for every k-th edge of every ant."""
+    inst = generate("uniform", 40, seed=7)
+    n, ants = inst.n, 64
+    ctx, c = colony(rt, inst, count_updates=True, variant="gpu", ants=ants, cl=8, k=k)
+    ctx.timed(c.start(1, tau0=0.0))
+    ctx.timed(c.construct(0, ctx.seed))
+    tau = rt.read(c.tau, np.float32, n * n)
+    edges = sum(1 for step in range(1, n + 1) if step % k == 0)
+    assert np.all(tau == np.round(tau))
+    assert tau.sum() == 2 * ants * edges
+    tours, _ = read_tours(rt, c)
+    want = np.zeros((n, n))
+    for t in tours:
+        for step in range(1, n + 1):
+            if step % k == 0:
+                a, b = t[step - 1], t[step % n]
+                want[a, b] += 1
+                want[b, a] += 1
+    assert np.array_equal(tau.reshape(n, n), want)
+
+
+class Ring:
+    """The paper's Fig. 5, one city's s edges: a tail, nodes (-1: empty) and trails."""
+
+    def __init__(self, s: int):
+        self.s, self.tail, self.nodes, self.tau = s, s - 1, [-1] * s, [0.0] * s
+
+    def read(self, v: int, tau_min: float) -> float:
+        return self.tau[self.nodes.index(v)] if v in self.nodes else tau_min
+
+    def update(self, v: int, a: float, b: float, tau_min: float):
+        if v in self.nodes:
+            i = self.nodes.index(v)
+            self.tau[i] = np.float32(a) * np.float32(self.tau[i]) + np.float32(b)
+        else:
+            self.tail = (self.tail + 1) % self.s
+            self.nodes[self.tail] = v
+            self.tau[self.tail] = np.float32(a) * np.float32(tau_min) + np.float32(b)
+
+
+@pytest.mark.parametrize("s", [1, 3, 8])
+def test_selective_memory_matches_a_host_model_of_fig5(rt, s):  # noqa: F811
+    n, ops, tau_min = 12, 400, np.float32(0.01)
+    rng = np.random.default_rng(s)
+    u = rng.integers(0, n, ops).astype(np.int32)
+    v = rng.integers(0, 5, ops).astype(np.int32)  # few targets, so that edges come back
+    a = rng.uniform(0.5, 1.0, ops).astype(np.float32)
+    b = rng.uniform(0.0, 0.1, ops).astype(np.float32)
+    reads = np.array([(x, y) for x in range(n) for y in range(n)], np.int32)
+    inst = generate("uniform", n, seed=1)
+    k = DeviceInstance(rt, inst).kernel("acs", "acs_pher_sequence", CL=8, STORE=acs.STORES["spm"], SPM_S=s)
+    tau, nodes, tail = rt.empty(4 * n * s), rt.to_device(np.full(n * s, -1, np.int32)), \
+        rt.to_device(np.full(n, s - 1, np.int32))
+    out = rt.empty(4 * len(reads))
+    k(rt.queue, (1,), (1,), np.int32(n), tau, nodes, tail, tau_min, rt.to_device(u), rt.to_device(v),
+      rt.to_device(a), rt.to_device(b), np.int32(ops), rt.to_device(reads), np.int32(len(reads)), out)
+    rings = [Ring(s) for _ in range(n)]
+    for t in range(ops):
+        rings[u[t]].update(int(v[t]), a[t], b[t], tau_min)
+    got_nodes = rt.read(nodes, np.int32, n * s).reshape(n, s)
+    got_tau = rt.read(tau, np.float32, n * s).reshape(n, s)
+    assert list(rt.read(tail, np.int32, n)) == [r.tail for r in rings]
+    for x, r in enumerate(rings):
+        assert list(got_nodes[x]) == r.nodes
+        filled = np.array(r.nodes) >= 0
+        assert np.array_equal(got_tau[x][filled], np.array(r.tau, np.float32)[filled])
+    want = [rings[x].read(y, tau_min) for x, y in reads]
+    assert np.array_equal(rt.read(out, np.float32, len(reads)), np.array(want, np.float32))
+
+
+@pytest.mark.parametrize("variant", acs.VARIANTS)
+def test_q0_one_is_the_greedy_nearest_neighbour_tour(rt, variant):  # noqa: F811
+    """With every trail equal, the greedy choice is the nearest unvisited candidate, and
+    with none left the nearest unvisited city: one ant builds the NN tour from its start."""
+    inst = generate("uniform", 60, seed=9)
+    ctx, c = colony(rt, inst, variant=variant, ants=1, cl=6, q0=1.0)
+    ctx.timed(c.start(1000))
+    ctx.timed(c.construct(0, ctx.seed))
+    tour = read_tours(rt, c)[0][0]
+    d = inst.full_matrix()
+    want, seen = [tour[0]], {tour[0]}
+    while len(want) < inst.n:
+        nxt = min((j for j in range(inst.n) if j not in seen), key=lambda j: (d[want[-1], j], j))
+        want.append(nxt)
+        seen.add(nxt)
+    assert list(tour) == want
+
+
+def test_q0_zero_draws_the_first_move_with_eq2_probabilities(rt):  # noqa: F811
+    """No local update during the construction (k > n): every ant sees tau0 everywhere,
+    so its second city is drawn among the start's candidates with eta^beta weights."""
+    inst = generate("uniform", 16, seed=5)
+    n, cl, ants, beta = inst.n, 5, 16000, 3.0
+    ctx, c = colony(rt, inst, variant="alt", ants=ants, cl=cl, q0=0.0, k=n + 1, beta=beta)
+    ctx.timed(c.start(1000))
+    ctx.timed(c.construct(0, ctx.seed))
+    tours = read_tours(rt, c)[0]
+    cand = build_candidates(DeviceInstance(rt, inst), CandidateParams("knn", cl)).host(rt)[0]
+    stat, df = 0.0, 0
+    for start in range(n):
+        seconds = tours[tours[:, 0] == start, 1]
+        w = np.array([max(int(inst.dist(start, int(v))), 0.5) ** -beta for v in cand[start]])
+        expected = w / w.sum() * len(seconds)
+        observed = np.array([(seconds == v).sum() for v in cand[start]])
+        assert observed.sum() == len(seconds)
+        stat += ((observed - expected) ** 2 / expected).sum()
+        df += cl - 1
+    assert stat < chi2_critical(df)
+
+
+@pytest.mark.parametrize("variant", ["gpu", "spm"])
+def test_acs_improves_on_its_nn_start(rt, variant):  # noqa: F811
+    inst = generate("uniform", 80, seed=2)
+    nn = solve(inst, REGISTRY["nn"], REGISTRY["nn"].params_type(), rt)
+    res = solve(inst, SPEC, acs.AcsParams(variant=variant, iterations=30, ants=20), rt, seed=1)
+    assert res.length < nn.length
+
+
+def test_the_gpu_variant_is_reproducible(rt):  # noqa: F811
+    inst = generate("clustered", 50, seed=3)
+    runs = [solve(inst, SPEC, acs.AcsParams(variant="gpu", iterations=8, ants=30), rt, seed=4).order
+            for _ in range(2)]
+    assert list(runs[0]) == list(runs[1])
+
+
+def test_a_tabu_that_does_not_fit_local_memory_says_how_many_cities_would(rt):  # noqa: F811
+    small = Runtime(rt.device)
+    small.__dict__["limits"] = rt.limits.__class__(**{**rt.limits.__dict__, "local_mem": 2200})
+    inst = generate("uniform", 16000, seed=1)
+    ctx = SolveContext(small, DeviceInstance(small, inst), seed=1)
+    with pytest.raises(UsageError, match=r"16000 cities need 2320 bytes.*has 2200 \(up to 15040 cities\)"):
+        acs.AcsColony(ctx, acs.AcsParams())
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(variant="atomic"), "variant"), (dict(q0=1.5), "q0"), (dict(rho=0.0), "rho"),
+    (dict(alpha=1.0), "alpha"), (dict(k=0), "k"), (dict(cl=33), "cl"), (dict(spm_size=0), "spm_size"),
+])
+def test_bad_parameters_are_usage_errors(bad, match):
+    with pytest.raises(UsageError, match=match):
+        acs.AcsParams(**bad)

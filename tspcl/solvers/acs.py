@@ -1,0 +1,246 @@
+"""Ant Colony System on the device (Skinderowicz 2016,
+../shared/papers/skinderowicz2016-gpu-acs.txt).
+
+Three variants (the paper's Table 1), all in kernels_cl/acs.cl:
+
+* ``gpu`` (ACS-GPU): one launch per construction step for every ant, then one for the
+  step's local pheromone updates, by compare-and-swap so that none is lost; the updates
+  are all the same map, so their order does not matter and a run is reproducible;
+* ``alt`` (ACS-GPU-Alt): whole tours in one launch, local updates by plain reads and
+  writes: ants race on shared edges and some updates are lost, as in the paper, so a
+  run is not bit-reproducible;
+* ``spm`` (ACS-GPU-SPM): as ``alt`` over the selective pheromone memory of section 3.2,
+  ``spm_size`` edges per city (O(n s) memory instead of n x n); racy too.
+
+An iteration is the construction, the iteration's and global best (kernels_cl/mmas.cl
+mmas_best, shared with MMAS; its limits output is not used here) and the global update
+along the global best (eq. 4).  The initial pheromone is tau0 = 1 / (n L_nn) (Dorigo
+and Gambardella), also the selective memory's tau_min.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UsageError
+from ..instance import Instance
+from ..neighbors import CandidateParams, candidate_bytes
+from .base import SolveContext, SolverSpec
+from .construct import NearestNeighborParams, run_nn
+from .mmas import LONG_MAX, M_BEST, _round_up
+
+VARIANTS = ("gpu", "alt", "spm")
+STORES = {"matrix": 0, "spm": 1}   # acs.cl STORE_*
+PUBLISH_S = 1.0
+GROUP = 32                        # work-items per ant: one per candidate (cl 32)
+
+
+@dataclass(frozen=True)
+class AcsParams:
+    """variant: gpu (per-step launches, atomic local updates), alt (one launch, racy
+    local updates) or spm (alt over the selective pheromone memory); ants: 0 for n (the
+    paper recommends 256); q0: the probability of the greedy choice (None: (n - 20) / n,
+    the paper's); beta: exponent of eta = 1/d; rho: local evaporation (eq. 3); alpha:
+    global evaporation (eq. 4); k: the local update follows every k-th edge of an ant
+    (section 4.2); cl: candidate set size; spm_size: edges kept per city by spm; batch:
+    iterations between status reads."""
+
+    variant: str = "spm"
+    iterations: int = 1000
+    ants: int = 0
+    q0: float | None = None
+    beta: float = 3.0
+    rho: float = 0.01
+    alpha: float = 0.2
+    k: int = 1
+    cl: int = 32
+    spm_size: int = 8
+    batch: int = 10
+
+    def __post_init__(self):
+        if self.variant not in VARIANTS:
+            raise UsageError(f"variant must be one of {', '.join(VARIANTS)} for acs (got {self.variant!r})")
+        if self.iterations < 0:
+            raise UsageError(f"iterations must not be negative (got {self.iterations})")
+        if self.ants < 0:
+            raise UsageError(f"ants must be 0 (one per city) or a count (got {self.ants})")
+        if self.q0 is not None and not 0.0 <= self.q0 <= 1.0:
+            raise UsageError(f"q0 must be in [0, 1] (got {self.q0})")
+        if self.beta < 0:
+            raise UsageError(f"beta must not be negative (got {self.beta})")
+        for name in ("rho", "alpha"):
+            if not 0.0 < getattr(self, name) < 1.0:
+                raise UsageError(f"{name} must be in (0, 1) (got {getattr(self, name)})")
+        if self.k < 1:
+            raise UsageError(f"k, the local update period, must be at least 1 (got {self.k})")
+        if not 1 <= self.cl <= GROUP:
+            raise UsageError(f"cl must be 1 to {GROUP} (a candidate per work-item; got {self.cl})")
+        if self.spm_size < 1:
+            raise UsageError(f"spm_size must be at least 1 (got {self.spm_size})")
+        if self.batch < 1:
+            raise UsageError(f"batch must be at least 1 (got {self.batch})")
+
+    def greedy_probability(self, n: int) -> float:
+        return self.q0 if self.q0 is not None else max(0.0, (n - 20) / n)
+
+
+class AcsColony:
+    """The device side of one ACS run: pheromone, tours and the best's status."""
+
+    def __init__(self, ctx: SolveContext, p: AcsParams, count_updates: bool = False):
+        """`count_updates` (tests): every local update adds 1 instead of evaporating."""
+        rt, n = ctx.rt, ctx.inst.n
+        self.ctx, self.rt, self.n, self.p = ctx, rt, n, p
+        self.ants = p.ants or n
+        self.cl = cl = min(p.cl, n - 1)
+        self.cand = ctx.candidates(CandidateParams("knn", cl)).cities
+        need = 4 * (-(-n // 32)) + 8 * GROUP + 64   # the tabu bitmask, the scratch
+        if need > rt.limits.local_mem:
+            most = 32 * ((rt.limits.local_mem - 8 * GROUP - 64) // 4)
+            raise UsageError(f"acs keeps an ant's visited cities as a bitmask in local memory: {n} cities "
+                             f"need {need} bytes, {rt.name} has {rt.limits.local_mem} (up to {most} cities)")
+        store = "spm" if p.variant == "spm" else "matrix"
+        defines = {"CL": cl, "STORE": STORES[store], "SPM_S": p.spm_size,
+                   "ATOMIC_UPDATE": int(p.variant == "gpu"), "COUNT_UPDATES": int(count_updates)}
+        names = ("acs_first", "acs_step", "acs_local", "acs_close") if p.variant == "gpu" else ("acs_construct",)
+        self.k = {name: ctx.dinst.kernel("acs", name, **defines) for name in names + ("acs_global",)}
+        self.k["mmas_best"] = ctx.dinst.kernel("mmas", "mmas_best")
+        self.k["mmas_heuristic"] = ctx.dinst.kernel("mmas", "mmas_heuristic", WEIGHTS=1, CL=cl)
+        cells = n * (p.spm_size if store == "spm" else n)
+        self.tau = rt.empty(4 * cells)
+        self.cells = cells
+        self.spm_nodes = rt.empty(4 * cells if store == "spm" else 4)
+        self.spm_tail = rt.empty(4 * n if store == "spm" else 4)
+        self.cand_heur = rt.empty(4 * n * cl)
+        self.tours, self.lengths = rt.empty(4 * self.ants * n), rt.empty(8 * self.ants)
+        self.visited = rt.empty(4 * self.ants * (-(-n // 32))) if p.variant == "gpu" else None
+        self.best_tour, self.restart_tour = rt.empty(4 * n), rt.empty(4 * n)
+        self.status_host = np.zeros(6, np.int64)
+        self.status, self.limits = rt.empty(48), rt.empty(16)
+        self.best_group = rt.work_group_size(self.k["mmas_best"], 256)
+        self.tau0 = 0.0
+        self.q0 = p.greedy_probability(n)
+        self.store = store
+
+    def start(self, nn_length: int, tau0: float | None = None) -> list:
+        """Every trail at tau0 = 1 / (n L_nn) (or `tau0`), an empty selective memory,
+        the candidate edges' eta^beta."""
+        rt, p, n = self.rt, self.p, self.n
+        self.tau0 = 1.0 / (n * nn_length) if tau0 is None else tau0
+        cl = rt.cl
+        events = [cl.enqueue_fill_buffer(rt.queue, self.tau, np.float32(self.tau0), 0, 4 * self.cells)]
+        if self.store == "spm":
+            events += [cl.enqueue_fill_buffer(rt.queue, self.spm_nodes, np.int32(-1), 0, 4 * self.cells),
+                       cl.enqueue_fill_buffer(rt.queue, self.spm_tail, np.int32(p.spm_size - 1), 0, 4 * n)]
+        self.status_host[:] = [0, 0, LONG_MAX, -1, LONG_MAX, -1]
+        cl.enqueue_copy(rt.queue, self.status, self.status_host)
+        events.append(self.k["mmas_heuristic"](rt.queue, (_round_up(n * self.cl, 256),), (256,),
+                                               *self.ctx.dinst.dist_args, self.cand, np.float32(p.beta),
+                                               self.cand_heur))
+        return events
+
+    def _pher(self) -> tuple:
+        return self.tau, self.spm_nodes, self.spm_tail, np.float32(self.tau0)
+
+    def iteration(self, it: int, seed: int) -> list:
+        """Enqueue one iteration: construction, the best, the global update (events in
+        that order)."""
+        rt, n, lm, b = self.rt, self.n, self.rt.cl.LocalMemory, self.best_group
+        events = self.construct(it, seed)
+        events.append(self.k["mmas_best"](
+            rt.queue, (b,), (b,), np.int32(n), np.int32(self.ants), self.lengths, self.tours, self.best_tour,
+            self.restart_tour, self.status, self.limits, np.float64(0.5), np.float64(0.01),
+            np.int32(it), lm(8 * b), lm(4 * b)))
+        events.append(self.k["acs_global"](rt.queue, (_round_up(n, 64),), (64,), np.int32(n), self.best_tour,
+                                           self.status, *self._pher(), np.float32(self.p.alpha)))
+        return events
+
+    def construct(self, it: int, seed: int) -> list:
+        """Enqueue the ants' tours and lengths with their local updates (events)."""
+        rt, p, n, lm = self.rt, self.p, self.n, self.rt.cl.LocalMemory
+        ants, g = self.ants, GROUP
+        key = (np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint32(it))
+        acs = (*self.ctx.dinst.dist_args, self.cand, self.cand_heur, *self._pher(),
+               np.float32(self.q0), np.float32(p.beta))
+        local_rule = (np.float32(p.rho), np.float32(self.tau0), np.uint32(p.k))
+        tabu, scratch = lm(4 * (-(-n // 32))), lm(8 * g)
+        if p.variant == "gpu":
+            events = [self.k["acs_first"](rt.queue, (_round_up(ants, 64),), (64,), np.int32(n), np.int32(ants),
+                                          *key, self.tours, self.visited)]
+            for step in range(1, n + 1):
+                if step < n:
+                    events.append(self.k["acs_step"](rt.queue, (ants * g,), (g,), *acs, *key, np.uint32(step),
+                                                     self.tours, self.visited, tabu, scratch))
+                if step % p.k == 0:
+                    events.append(self.k["acs_local"](rt.queue, (_round_up(ants, 64),), (64,), np.int32(n),
+                                                      np.int32(ants), *self._pher(), *local_rule,
+                                                      np.uint32(step), self.tours))
+            events.append(self.k["acs_close"](rt.queue, (ants * g,), (g,), *self.ctx.dinst.dist_args,
+                                              self.tours, self.lengths, scratch))
+        else:
+            events = [self.k["acs_construct"](rt.queue, (ants * g,), (g,), *acs, *local_rule, *key,
+                                              self.tours, self.lengths, tabu, scratch)]
+        return events
+
+    def read_status(self) -> np.ndarray:
+        self.rt.cl.enqueue_copy(self.rt.queue, self.status_host, self.status)
+        return self.status_host.copy()
+
+
+def run_acs(ctx: SolveContext, p: AcsParams) -> None:
+    """NN tour (for tau0), then `iterations` colony iterations, in batches between
+    status reads."""
+    inst = ctx.inst
+    run_nn(ctx, NearestNeighborParams())
+    if inst.n < 4 or p.iterations == 0:
+        return
+    colony = AcsColony(ctx, p)
+    ctx.timed(colony.start(ctx.best_length))
+    published, published_at, it = ctx.best_length, time.perf_counter(), 0
+    while it < p.iterations and not ctx.stop(it):
+        steps = min(p.batch, p.iterations - it)
+        events = [e for j in range(steps) for e in colony.iteration(it + j, ctx.seed)]
+        it += steps
+        status = colony.read_status()
+        ctx.timed_span(events[0], events[-1])
+        if status[M_BEST] < published and time.perf_counter() - published_at >= PUBLISH_S:
+            ctx.improve(ctx.read_tour(colony.best_tour), it)
+            published, published_at = status[M_BEST], time.perf_counter()
+    if colony.read_status()[M_BEST] != LONG_MAX:
+        ctx.improve(ctx.read_tour(colony.best_tour), it)
+    ctx.iterations = it
+
+
+def _memory(inst: Instance, p: AcsParams) -> int:
+    n = inst.n
+    ants = p.ants or n
+    base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
+    pheromone = 4 * n * (3 * p.spm_size + 1) if p.variant == "spm" else 4 * n * n
+    visited = 4 * ants * (-(-n // 32)) if p.variant == "gpu" else 0
+    return (base + pheromone + visited + 4 * ants * n + 8 * ants + 4 * n * p.cl
+            + candidate_bytes(n, max(p.cl, 10)) + 8 * n + 2**20)
+
+
+def _cities_fit(inst: Instance) -> str | None:
+    if inst.n * 64 >= 2**31:
+        return f"acs handles up to {2**31 // 64 - 1} cities"
+    return None
+
+
+def _racy(p: AcsParams) -> str | None:
+    if p.variant == "gpu":
+        return None
+    return (f"acs variant={p.variant} updates the pheromone without atomics while other ants read it "
+            "(the paper's ACS-GPU-Alt), so its tours depend on the ants' timing")
+
+
+SOLVERS = [
+    SolverSpec("acs", "Ant Colony System: one work-group per ant, candidate sets of 32, variants "
+               "gpu (per-step launches, atomic updates), alt (one launch, racy updates), spm "
+               "(selective pheromone memory, O(n s))", AcsParams, run_acs, _memory,
+               deterministic=False, unsupported=_cities_fit, racy=_racy,
+               repro_params=tuple(AcsParams(variant=v) for v in VARIANTS)),
+]
