@@ -148,15 +148,16 @@ class AcsColony:
     def iteration(self, it: int, seed: int) -> list:
         """Enqueue one iteration: construction, the best, the global update (events in
         that order)."""
+        return self.construct(it, seed) + self.finish(it)
+
+    def finish(self, it: int) -> list:
+        """Enqueue the iteration's and global best, then the global update (events)."""
         rt, n, lm, b = self.rt, self.n, self.rt.cl.LocalMemory, self.best_group
-        events = self.construct(it, seed)
-        events.append(self.k["mmas_best"](
-            rt.queue, (b,), (b,), np.int32(n), np.int32(self.ants), self.lengths, self.tours, self.best_tour,
-            self.restart_tour, self.status, self.limits, np.float64(0.5), np.float64(0.01),
-            np.int32(it), lm(8 * b), lm(4 * b)))
-        events.append(self.k["acs_global"](rt.queue, (_round_up(n, 64),), (64,), np.int32(n), self.best_tour,
-                                           self.status, *self._pher(), np.float32(self.p.alpha)))
-        return events
+        return [self.k["mmas_best"](rt.queue, (b,), (b,), np.int32(n), np.int32(self.ants), self.lengths,
+                                    self.tours, self.best_tour, self.restart_tour, self.status, self.limits,
+                                    np.float64(0.5), np.float64(0.01), np.int32(it), lm(8 * b), lm(4 * b)),
+                self.k["acs_global"](rt.queue, (_round_up(n, 64),), (64,), np.int32(n), self.best_tour,
+                                     self.status, *self._pher(), np.float32(self.p.alpha))]
 
     def construct(self, it: int, seed: int) -> list:
         """Enqueue the ants' tours and lengths with their local updates (events)."""

@@ -1,0 +1,76 @@
+"""Time ACS solution construction per iteration (the paper's Table 3 measure).
+
+    python scripts/bench_acs.py INSTANCE... [--variants gpu alt spm] [--device gpu]
+        [--iterations 5] [--warmup 1] [--ants 0] [--k 1]
+
+For each instance and variant: a colony with ants = n (or --ants), --warmup iterations,
+then --iterations more; the construction of each (acs_construct, or for gpu the span
+from acs_first to acs_close: every per-step launch and the local updates between) timed
+with OpenCL profiling events.  Prints a markdown table of the median ms per iteration
+and solutions per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tspcl.device import Runtime  # noqa: E402
+from tspcl.device_instance import DeviceInstance  # noqa: E402
+from tspcl.solvers import SolveContext  # noqa: E402
+from tspcl.solvers import acs  # noqa: E402
+from tspcl.solvers.construct import NearestNeighborParams, run_nn  # noqa: E402
+from tspcl.tsplib import read_problem  # noqa: E402
+
+
+def construction_times(rt, inst, p: acs.AcsParams, warmup: int, iterations: int):
+    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=1)
+    run_nn(ctx, NearestNeighborParams())
+    colony = acs.AcsColony(ctx, p)
+    ctx.timed(colony.start(ctx.best_length))
+    times = []
+    for it in range(warmup + iterations):
+        built = colony.construct(it, ctx.seed)
+        rest = colony.finish(it)
+        rest[-1].wait()
+        if it >= warmup:
+            times.append((built[-1].profile.end - built[0].profile.start) * 1e-9)
+    return times, colony.ants
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("instances", nargs="+")
+    ap.add_argument("--variants", nargs="+", default=list(acs.VARIANTS), choices=acs.VARIANTS)
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--iterations", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--ants", type=int, default=0)
+    ap.add_argument("--k", type=int, default=1)
+    args = ap.parse_args()
+    rt = Runtime.from_spec(args.device)
+    print(f"device {rt.name}", file=sys.stderr)
+    print("| instance | n | variant | ants | k | ms per iteration | solutions/s |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: |")
+    for path in args.instances:
+        inst = read_problem(path)
+        for variant in args.variants:
+            p = acs.AcsParams(variant=variant, ants=args.ants, k=args.k)
+            try:
+                times, ants = construction_times(rt, inst, p, args.warmup, args.iterations)
+            except Exception as e:  # noqa: BLE001 - a row says why it has no figure
+                print(f"| {inst.name} | {inst.n} | {variant} | - | {args.k} | {type(e).__name__}: "
+                      f"{str(e).splitlines()[0][:80]} | - |", flush=True)
+                continue
+            med = statistics.median(times)
+            print(f"| {inst.name} | {inst.n} | {variant} | {ants} | {args.k} | {med * 1e3:.3f} | "
+                  f"{ants / med:,.0f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
