@@ -215,6 +215,11 @@ class Runtime:
                 f"buffer); {hint}")
 
 
+def round_up(x: int, m: int) -> int:
+    """A launch size: x rounded up to a multiple of the work-group size m (at least m)."""
+    return max(m, -(-x // m) * m)
+
+
 def log(msg: str):
     """One line of diagnostics on stderr (never stdout: stdout carries data)."""
     print(msg, file=sys.stderr)

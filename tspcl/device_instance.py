@@ -6,7 +6,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .device import Runtime
+from .device import Runtime, round_up
 from .instance import Instance
 
 PAIR_BATCH = 1 << 22  # pairs per pair_distances launch
@@ -42,7 +42,7 @@ class DeviceInstance:
             bb = np.ascontiguousarray(b[s:s + PAIR_BATCH], np.int32)
             cnt = len(aa)
             ob = rt.empty(4 * cnt)
-            k(rt.queue, (_round_up(cnt, 256),), None, *self.dist_args,
+            k(rt.queue, (round_up(cnt, 256),), None, *self.dist_args,
               rt.to_device(aa), rt.to_device(bb), ob, np.int32(cnt))
             out[s:s + cnt] = rt.read(ob, np.int32, cnt)
         return out
@@ -63,5 +63,3 @@ class DeviceInstance:
         return 4 * self.rt.limits.compute_units
 
 
-def _round_up(x: int, m: int) -> int:
-    return max(m, -(-x // m) * m)

@@ -25,12 +25,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..device import round_up
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
 from .base import SolveContext, SolverSpec
 from .construct import NearestNeighborParams, run_nn
-from .mmas import LONG_MAX, M_BEST, _round_up
+from .mmas import LONG_MAX, M_BEST
 
 VARIANTS = ("gpu", "alt", "spm")
 STORES = {"matrix": 0, "spm": 1}   # acs.cl STORE_*
@@ -137,7 +138,7 @@ class AcsColony:
                        cl.enqueue_fill_buffer(rt.queue, self.spm_tail, np.int32(p.spm_size - 1), 0, 4 * n)]
         self.status_host[:] = [0, 0, LONG_MAX, -1, LONG_MAX, -1]
         cl.enqueue_copy(rt.queue, self.status, self.status_host)
-        events.append(self.k["mmas_heuristic"](rt.queue, (_round_up(n * self.cl, 256),), (256,),
+        events.append(self.k["mmas_heuristic"](rt.queue, (round_up(n * self.cl, 256),), (256,),
                                                *self.ctx.dinst.dist_args, self.cand, np.float32(p.beta),
                                                self.cand_heur))
         return events
@@ -156,7 +157,7 @@ class AcsColony:
         return [self.k["mmas_best"](rt.queue, (b,), (b,), np.int32(n), np.int32(self.ants), self.lengths,
                                     self.tours, self.best_tour, self.restart_tour, self.status, self.limits,
                                     np.float64(0.5), np.float64(0.01), np.int32(it), lm(8 * b), lm(4 * b)),
-                self.k["acs_global"](rt.queue, (_round_up(n, 64),), (64,), np.int32(n), self.best_tour,
+                self.k["acs_global"](rt.queue, (round_up(n, 64),), (64,), np.int32(n), self.best_tour,
                                      self.status, *self._pher(), np.float32(self.p.alpha))]
 
     def construct(self, it: int, seed: int) -> list:
@@ -169,14 +170,14 @@ class AcsColony:
         local_rule = (np.float32(p.rho), np.float32(self.tau0), np.uint32(p.k))
         tabu, scratch = lm(4 * (-(-n // 32))), lm(8 * g)
         if p.variant == "gpu":
-            events = [self.k["acs_first"](rt.queue, (_round_up(ants, 64),), (64,), np.int32(n), np.int32(ants),
+            events = [self.k["acs_first"](rt.queue, (round_up(ants, 64),), (64,), np.int32(n), np.int32(ants),
                                           *key, self.tours, self.visited)]
             for step in range(1, n + 1):
                 if step < n:
                     events.append(self.k["acs_step"](rt.queue, (ants * g,), (g,), *acs, *key, np.uint32(step),
                                                      self.tours, self.visited, tabu, scratch))
                 if step % p.k == 0:
-                    events.append(self.k["acs_local"](rt.queue, (_round_up(ants, 64),), (64,), np.int32(n),
+                    events.append(self.k["acs_local"](rt.queue, (round_up(ants, 64),), (64,), np.int32(n),
                                                       np.int32(ants), *self._pher(), *local_rule,
                                                       np.uint32(step), self.tours))
             events.append(self.k["acs_close"](rt.queue, (ants * g,), (g,), *self.ctx.dinst.dist_args,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..device import round_up
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
@@ -228,7 +229,7 @@ class DeviceColony:
         rt.cl.enqueue_copy(rt.queue, self.limits, np.array([tau_min, tau_max]))
         self.status_host[:] = [0, 0, LONG_MAX, -1, LONG_MAX, -1]
         rt.cl.enqueue_copy(rt.queue, self.status, self.status_host)
-        cells = _round_up(self.cells, MATRIX_GROUP)
+        cells = round_up(self.cells, MATRIX_GROUP)
         return [self.k["mmas_heuristic"](rt.queue, (cells,), (MATRIX_GROUP,), *self.ctx.dinst.dist_args,
                                          self.cand, np.float32(p.beta), self.heur),
                 self._trails(evaporate=False), *self._list_weights()]
@@ -237,13 +238,13 @@ class DeviceColony:
         if not self.copy_list_weights:
             return []
         n, cl = self.n, self.cl
-        return [self.k["mmas_list_weights"](self.rt.queue, (_round_up(n * cl, MATRIX_GROUP),), (MATRIX_GROUP,),
+        return [self.k["mmas_list_weights"](self.rt.queue, (round_up(n * cl, MATRIX_GROUP),), (MATRIX_GROUP,),
                                             np.int32(n), np.int32(cl), self.cand, self.drawn,
                                             self.list_weight)]
 
     def _trails(self, evaporate: bool):
         rt, p, n = self.rt, self.p, self.n
-        return self.k["mmas_trails"](rt.queue, (_round_up(self.cells, MATRIX_GROUP),), (MATRIX_GROUP,),
+        return self.k["mmas_trails"](rt.queue, (round_up(self.cells, MATRIX_GROUP),), (MATRIX_GROUP,),
                                      np.uint64(self.cells), self.tau, self.heur, self.weight, self.inv_weight,
                                      self.limits, np.float32(p.rho), np.float32(p.alpha),
                                      np.int32(evaporate))
@@ -275,7 +276,7 @@ class DeviceColony:
                                              dst_offset=8 * M_RESTART_BEST))
         else:
             events.append(self.k["mmas_deposit"](
-                rt.queue, (_round_up(n, 64),), (64,), np.int32(n), self.tau, self.heur, self.weight,
+                rt.queue, (round_up(n, 64),), (64,), np.int32(n), self.tau, self.heur, self.weight,
                 self.inv_weight, self.limits, self.status, self.tours, self.best_tour, self.restart_tour,
                 np.int32(SOURCES[p.deposit_source(seed, it)]), np.float32(p.alpha), self.cand))
         events += self._list_weights()
@@ -292,10 +293,6 @@ def restart_due(p: MmasParams, it: int, status: np.ndarray, last_reset: int) -> 
     left as have passed since then."""
     return bool(p.restart_after and it - status[M_RESTART_ITER] >= p.restart_after
                 and it - last_reset <= p.iterations - it)
-
-
-def _round_up(x: int, m: int) -> int:
-    return max(m, -(-x // m) * m)
 
 
 def run_mmas(ctx: SolveContext, p: MmasParams) -> None:

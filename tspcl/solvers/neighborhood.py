@@ -22,6 +22,7 @@ from math import comb
 
 import numpy as np
 
+from ..device import round_up
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
@@ -125,10 +126,10 @@ class DeviceNeighborhoodSearch:
         self.group_delta, self.group_id = rt.empty(8 * self.group_results), rt.empty(8 * self.group_results)
         self.state_host = np.zeros(STATE_WORDS, np.int64)
         self.state = rt.empty(self.state_host.nbytes)
-        default = LaunchConfig(_round_up(threads_cap, DEFAULT_GROUP), DEFAULT_GROUP)
+        default = LaunchConfig(round_up(threads_cap, DEFAULT_GROUP), DEFAULT_GROUP)
         if p.threads or p.group:
             group = p.group or DEFAULT_GROUP
-            fixed = LaunchConfig(_round_up(p.threads or threads_cap, group), group)
+            fixed = LaunchConfig(round_up(p.threads or threads_cap, group), group)
             if fixed.threads // fixed.group > self.group_results:
                 raise UsageError(f"threads={fixed.threads} in groups of {group} makes more than "
                                  f"{self.group_results} work-groups; use fewer threads")
@@ -185,10 +186,6 @@ def max_groups(threads: int) -> int:
     sizes up to the power of two above `threads`, or 512, in groups of 32 or more)."""
     top = max(512, 1 << max(0, threads - 1).bit_length())
     return top // MIN_GROUP + 1
-
-
-def _round_up(x: int, m: int) -> int:
-    return max(m, -(-x // m) * m)
 
 
 def run_neighborhood_search(ctx: SolveContext, p: HillClimbingParams) -> None:
