@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from kernel_fixtures import rt  # noqa: F401 - fixture
+from test_localsearch import improving_2opt
 from test_mmas import chi2_critical
 from tspcl.device import Runtime
 from tspcl.device_instance import DeviceInstance
@@ -162,6 +163,20 @@ def test_q0_zero_draws_the_first_move_with_eq2_probabilities(rt):  # noqa: F811
 
 
 @pytest.mark.parametrize("variant", ["gpu", "spm"])
+def test_with_2opt_every_ant_ends_2opt_optimal_within_its_neighbours(rt, variant):  # noqa: F811
+    inst = generate("clustered", 70, seed=6)
+    ctx, c = colony(rt, inst, variant=variant, ants=5, cl=8, ls="2opt", ls_neighbors=6)
+    ctx.timed(c.start(inst.tour_length(np.arange(inst.n))))
+    cand = build_candidates(DeviceInstance(rt, inst), CandidateParams("knn", 6)).host(rt)[0]
+    for it in range(2):
+        ctx.timed(c.iteration(it, ctx.seed))
+        tours, lengths = read_tours(rt, c)
+        for t, length in zip(tours, lengths):
+            assert sorted(t) == list(range(inst.n)) and length == inst.tour_length(t)
+            assert improving_2opt(inst, t, cand, bentley=True) == []
+
+
+@pytest.mark.parametrize("variant", ["gpu", "spm"])
 def test_acs_improves_on_its_nn_start(rt, variant):  # noqa: F811
     inst = generate("uniform", 80, seed=2)
     nn = solve(inst, REGISTRY["nn"], REGISTRY["nn"].params_type(), rt)
@@ -188,6 +203,7 @@ def test_a_tabu_that_does_not_fit_local_memory_says_how_many_cities_would(rt):  
 @pytest.mark.parametrize("bad, match", [
     (dict(variant="atomic"), "variant"), (dict(q0=1.5), "q0"), (dict(rho=0.0), "rho"),
     (dict(alpha=1.0), "alpha"), (dict(k=0), "k"), (dict(cl=33), "cl"), (dict(spm_size=0), "spm_size"),
+    (dict(ls="3opt"), "ls"), (dict(ls_neighbors=0), "ls_neighbors"),
 ])
 def test_bad_parameters_are_usage_errors(bad, match):
     with pytest.raises(UsageError, match=match):

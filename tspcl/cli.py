@@ -61,7 +61,7 @@ def solve(
         help="Iteration budget: a count, or for ils a multiple of n such as 0.1n, 1n, 10n "
              "(the number of double-bridge kicks); for hc and tabu the moves at most "
              "(default 10000, the paper's); for mmas and acs the colony iterations (1000)."),
-    ls: Optional[str] = typer.Option(None, "--ls", help="Local search operators: 2opt, oropt, 2opt+oropt, 3opt, lk (3opt plus Lin-Kernighan chains; -p depth=10, -p breadth=1, -p chain_m=10).  mmas: 2opt on every ant's tour, which also turns on the authors' deposit schedule and trail resets (-p deposit=, -p restart=)."),
+    ls: Optional[str] = typer.Option(None, "--ls", help="Local search operators: 2opt, oropt, 2opt+oropt, 3opt, lk (3opt plus Lin-Kernighan chains; -p depth=10, -p breadth=1, -p chain_m=10).  mmas: 2opt on every ant's tour, which also turns on the authors' deposit schedule and trail resets (-p deposit=, -p restart=).  acs: 2opt on every ant's tour."),
     neighbors: Optional[str] = typer.Option(None, "--neighbors",
                                             help="Candidate lists: quadrant (paper) or knn."),
     candidates: Optional[int] = typer.Option(None, "--candidates", "-m",

@@ -12,7 +12,8 @@ Three variants (the paper's Table 1), all in kernels_cl/acs.cl:
 * ``spm`` (ACS-GPU-SPM): as ``alt`` over the selective pheromone memory of section 3.2,
   ``spm_size`` edges per city (O(n s) memory instead of n x n); racy too.
 
-An iteration is the construction, the iteration's and global best (kernels_cl/mmas.cl
+An iteration is the construction (and with ls=2opt the ants' 2-opt of
+kernels_cl/ant2opt.cl, shared with MMAS), the iteration's and global best (kernels_cl/mmas.cl
 mmas_best, shared with MMAS; its limits output is not used here) and the global update
 along the global best (eq. 4).  The initial pheromone is tau0 = 1 / (n L_nn) (Dorigo
 and Gambardella), also the selective memory's tau_min.
@@ -29,6 +30,8 @@ from ..device import round_up
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
+from . import ant_two_opt
+from .ant_two_opt import AntTwoOpt, AntTwoOptParams
 from .base import SolveContext, SolverSpec
 from .construct import NearestNeighborParams, run_nn
 from .mmas import LONG_MAX, M_BEST
@@ -46,8 +49,9 @@ class AcsParams:
     paper recommends 256); q0: the probability of the greedy choice (None: (n - 20) / n,
     the paper's); beta: exponent of eta = 1/d; rho: local evaporation (eq. 3); alpha:
     global evaporation (eq. 4); k: the local update follows every k-th edge of an ant
-    (section 4.2); cl: candidate set size; spm_size: edges kept per city by spm; batch:
-    iterations between status reads."""
+    (section 4.2); cl: candidate set size; spm_size: edges kept per city by spm; ls:
+    'none' or '2opt' on every ant's tour over `ls_neighbors` nearest cities (the MMAS
+    ants' 2-opt); batch: iterations between status reads."""
 
     variant: str = "spm"
     iterations: int = 1000
@@ -59,6 +63,8 @@ class AcsParams:
     k: int = 1
     cl: int = 32
     spm_size: int = 8
+    ls: str = "none"
+    ls_neighbors: int = 32
     batch: int = 10
 
     def __post_init__(self):
@@ -81,6 +87,10 @@ class AcsParams:
             raise UsageError(f"cl must be 1 to {GROUP} (a candidate per work-item; got {self.cl})")
         if self.spm_size < 1:
             raise UsageError(f"spm_size must be at least 1 (got {self.spm_size})")
+        if self.ls not in ("none", "2opt"):
+            raise UsageError(f"ls must be none or 2opt for acs (got {self.ls!r})")
+        if self.ls_neighbors < 1:
+            raise UsageError(f"ls_neighbors must be at least 1 (got {self.ls_neighbors})")
         if self.batch < 1:
             raise UsageError(f"batch must be at least 1 (got {self.batch})")
 
@@ -125,6 +135,7 @@ class AcsColony:
         self.tau0 = 0.0
         self.q0 = p.greedy_probability(n)
         self.store = store
+        self.ls = AntTwoOpt(ctx, self.ants, AntTwoOptParams(neighbors=p.ls_neighbors)) if p.ls == "2opt" else None
 
     def start(self, nn_length: int, tau0: float | None = None) -> list:
         """Every trail at tau0 = 1 / (n L_nn) (or `tau0`), an empty selective memory,
@@ -161,7 +172,8 @@ class AcsColony:
                                      self.status, *self._pher(), np.float32(self.p.alpha))]
 
     def construct(self, it: int, seed: int) -> list:
-        """Enqueue the ants' tours and lengths with their local updates (events)."""
+        """Enqueue the ants' tours and lengths with their local updates, then the ants'
+        2-opt if any (events)."""
         rt, p, n, lm = self.rt, self.p, self.n, self.rt.cl.LocalMemory
         ants, g = self.ants, GROUP
         key = (np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint32(it))
@@ -185,6 +197,8 @@ class AcsColony:
         else:
             events = [self.k["acs_construct"](rt.queue, (ants * g,), (g,), *acs, *local_rule, *key,
                                               self.tours, self.lengths, tabu, scratch)]
+        if self.ls:
+            events.append(self.ls.enqueue(self.tours, self.lengths))
         return events
 
     def read_status(self) -> np.ndarray:
@@ -222,7 +236,8 @@ def _memory(inst: Instance, p: AcsParams) -> int:
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
     pheromone = 4 * n * (3 * p.spm_size + 1) if p.variant == "spm" else 4 * n * n
     visited = 4 * ants * (-(-n // 32)) if p.variant == "gpu" else 0
-    return (base + pheromone + visited + 4 * ants * n + 8 * ants + 4 * n * p.cl
+    ls = (ant_two_opt.memory_bytes(n, ants) + candidate_bytes(n, p.ls_neighbors)) if p.ls == "2opt" else 0
+    return (base + pheromone + visited + ls + 4 * ants * n + 8 * ants + 4 * n * p.cl
             + candidate_bytes(n, max(p.cl, 10)) + 8 * n + 2**20)
 
 
