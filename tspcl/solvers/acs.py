@@ -106,13 +106,13 @@ class AcsColony:
         rt, n = ctx.rt, ctx.inst.n
         self.ctx, self.rt, self.n, self.p = ctx, rt, n, p
         self.ants = p.ants or n
-        self.cl = cl = min(p.cl, n - 1)
-        self.cand = ctx.candidates(CandidateParams("knn", cl)).cities
         need = 4 * (-(-n // 32)) + 8 * GROUP + 64   # the tabu bitmask, the scratch
         if need > rt.limits.local_mem:
             most = 32 * ((rt.limits.local_mem - 8 * GROUP - 64) // 4)
             raise UsageError(f"acs keeps an ant's visited cities as a bitmask in local memory: {n} cities "
                              f"need {need} bytes, {rt.name} has {rt.limits.local_mem} (up to {most} cities)")
+        self.cl = cl = min(p.cl, n - 1)
+        self.cand = ctx.candidates(CandidateParams("knn", cl)).cities
         store = "spm" if p.variant == "spm" else "matrix"
         defines = {"CL": cl, "STORE": STORES[store], "SPM_S": p.spm_size,
                    "ATOMIC_UPDATE": int(p.variant == "gpu"), "COUNT_UPDATES": int(count_updates)}
