@@ -184,14 +184,18 @@ class AcsColony:
         if p.variant == "gpu":
             events = [self.k["acs_first"](rt.queue, (round_up(ants, 64),), (64,), np.int32(n), np.int32(ants),
                                           *key, self.tours, self.visited)]
+            # 2n launches an iteration: their arguments are set once, then only the step
+            step_k, local_k = self.k["acs_step"], self.k["acs_local"]
+            step_k.set_args(*acs, *key, np.uint32(0), self.tours, self.visited, tabu, scratch)
+            local_k.set_args(np.int32(n), np.int32(ants), *self._pher(), *local_rule, np.uint32(0), self.tours)
+            step_at, local_at = len(acs) + len(key), 2 + len(self._pher()) + len(local_rule)
             for step in range(1, n + 1):
                 if step < n:
-                    events.append(self.k["acs_step"](rt.queue, (ants * g,), (g,), *acs, *key, np.uint32(step),
-                                                     self.tours, self.visited, tabu, scratch))
+                    step_k.set_arg(step_at, np.uint32(step))
+                    events.append(rt.cl.enqueue_nd_range_kernel(rt.queue, step_k, (ants * g,), (g,)))
                 if step % p.k == 0:
-                    events.append(self.k["acs_local"](rt.queue, (round_up(ants, 64),), (64,), np.int32(n),
-                                                      np.int32(ants), *self._pher(), *local_rule,
-                                                      np.uint32(step), self.tours))
+                    local_k.set_arg(local_at, np.uint32(step))
+                    events.append(rt.cl.enqueue_nd_range_kernel(rt.queue, local_k, (round_up(ants, 64),), (64,)))
             events.append(self.k["acs_close"](rt.queue, (ants * g,), (g,), *self.ctx.dinst.dist_args,
                                               self.tours, self.lengths, scratch))
         else:
