@@ -132,8 +132,10 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
         /* the least of 1 / w is the greedy choice, the least of -log2(u) / w a draw with
          * probability w / (sum of w) (eq. 2) */
         const float value = (greedy ? 1.0f : -native_log2(unit_open0(draw))) / w;
-        if (!tabu_visited(TABU_ARGS, un, v) && w > 0.0f)
-            least = min(least, list_slot_word(value, i));
+        /* a select, not a branch: under the tabu check the compiler sank MMAS's weight
+         * load and its L2 latency came after the check's (BENCHMARKS.md, `24222fd`) */
+        const uint word = list_slot_word(value, i);
+        least = !tabu_visited(TABU_ARGS, un, v) && w > 0.0f ? min(least, word) : least;
     }
     uint next = list_winner(st, least, cand, cur);
     if (next == NONE) {
