@@ -20,8 +20,8 @@
  *                                       (acs-gpu-alt, acs-gpu-spm: racy by design)
  *   -D COUNT_UPDATES=1                  tests only: an update adds 1 instead
  * Kernels (Table 1): acs_construct builds whole tours in one launch (acs-gpu-alt,
- * acs-gpu-spm); acs_first, then acs_step and acs_local once per step, then acs_close
- * build them step by step (acs-gpu); acs_global lays the global best's pheromone (eq. 4).
+ * acs-gpu-spm); acs_first, then acs_step once per step, then acs_close build them step
+ * by step (acs-gpu); acs_global lays the global best's pheromone (eq. 4).
  */
 #define TABU TABU_BT
 #include "ants.h"
@@ -43,20 +43,36 @@
 
 /* ---- the pheromone ----------------------------------------------------------------------
  * STORE_MATRIX: tau[u * n + v].  STORE_SPM (section 3.2, Fig. 5): city u keeps SPM_S
- * edges, spm_nodes[u * SPM_S + i] (-1: empty) with their trails tau[u * SPM_S + i], and
- * spm_tail[u], the slot of the edge added last; any other edge of u is at tau_min.  An
- * update of an absent edge starts from tau_min and takes the slot after the tail, the
- * edge added longest ago (a ring). */
-#define PHER_DECL __global float *restrict tau, __global int *restrict spm_nodes, \
-                  __global int *restrict spm_tail, const float tau_min
-#define PHER_ARGS tau, spm_nodes, spm_tail, tau_min
+ * edges, each one (node, trail) pair in one aligned 8-byte word, spm[u * SPM_S + i] =
+ * (v, bits of tau(u, v)) (node EMPTY_NODE: an empty slot), and spm_tail[u], a count of the
+ * edges ever added to u, so that the edge added last is in slot spm_tail[u] % SPM_S; any
+ * other edge of u is at tau_min.  An update of an absent edge starts from tau_min and
+ * takes the slot after the tail, the edge added longest ago (a ring).
+ *   Pairs, not the paper's two vectors: the ants read a city's edges while other ants
+ * rewrite them, and the H100 keeps global loads in a work-group's L1, which other SMs'
+ * stores do not update.  A node from one copy of a line and a trail from another gave
+ * trails to the wrong edges (a global best's trail on an edge just added), and spm ended
+ * 8-20 % above the optimum on Table 9 where alt reached 2-9 % (BENCHMARKS.md).  A pair
+ * is read and written whole, so a stale read is at worst an older trail of the right
+ * edge, as with the matrix.  The tail advances by atomic_inc, as in the paper's code,
+ * so that ants adding edges to one city at once take different slots. */
+#define EMPTY_NODE 0xFFFFFFFFu
+#if STORE == STORE_SPM
+#define PHER_DECL __global uint2 *restrict spm, __global uint *restrict spm_tail, const float tau_min
+#define PHER_ARGS spm, spm_tail, tau_min
+#else
+#define PHER_DECL __global float *restrict tau, __global uint *restrict spm_tail, const float tau_min
+#define PHER_ARGS tau, spm_tail, tau_min
+#endif
 
 inline float pher_read(PHER_DECL, const uint n, const uint u, const uint v)
 {
 #if STORE == STORE_SPM
-    for (uint i = 0; i < SPM_S; i++)
-        if (spm_nodes[u * SPM_S + i] == (int)v)
-            return tau[u * SPM_S + i];
+    for (uint i = 0; i < SPM_S; i++) {
+        const uint2 edge = spm[u * SPM_S + i];
+        if (edge.x == v)
+            return as_float(edge.y);
+    }
     return tau_min;
 #else
     return tau[(ulong)u * n + v];
@@ -68,15 +84,15 @@ inline void pher_update(PHER_DECL, const uint n, const uint u, const uint v, con
                         const float b)
 {
 #if STORE == STORE_SPM
-    for (uint i = 0; i < SPM_S; i++)
-        if (spm_nodes[u * SPM_S + i] == (int)v) {
-            tau[u * SPM_S + i] = a * tau[u * SPM_S + i] + b;
+    for (uint i = 0; i < SPM_S; i++) {
+        const uint2 edge = spm[u * SPM_S + i];
+        if (edge.x == v) {
+            spm[u * SPM_S + i] = (uint2)(v, as_uint(a * as_float(edge.y) + b));
             return;
         }
-    const uint slot = ((uint)spm_tail[u] + 1) % SPM_S;
-    spm_tail[u] = (int)slot;
-    spm_nodes[u * SPM_S + slot] = (int)v;
-    tau[u * SPM_S + slot] = a * tau_min + b;
+    }
+    const uint slot = (atomic_inc(spm_tail + u) + 1u) % SPM_S;
+    spm[u * SPM_S + slot] = (uint2)(v, as_uint(a * tau_min + b));
 #elif ATOMIC_UPDATE
     volatile __global uint *cell = (volatile __global uint *)(tau + (ulong)u * n + v);
     uint seen = *cell, old;
@@ -199,17 +215,24 @@ __kernel void acs_construct(ACS_DECL, const float rho, const float tau0, const u
 }
 
 /* ---- step by step (acs-gpu): Table 1's select_first_nodes, select_next_node and
- * eval_ants_solutions.  Between launches an ant's tabu waits in `visited` (its
- * (n + 31) / 32 words); a step copies it to local memory.  The step's local updates
- * follow in a launch of their own (acs_local), after every ant has read the pheromone:
- * they are all the same map tau -> (1 - rho) tau + rho tau0, so their order does not
- * matter, and the tours do not depend on the order in which the ants run (the paper's
- * ACS-GPU updates within the step, so its ants may see each other's updates or not). */
+ * eval_ants_solutions, one launch a step.  Between launches an ant's tabu waits in
+ * `visited` (its (n + 31) / 32 words; a step copies it to local memory) and its next step
+ * in ant_steps, so that every step's launch has the same arguments.
+ *   The matrix is kept twice, tau[0, n^2) and tau[n^2, 2 n^2).  Step s reads copy s % 2,
+ * which holds every local update of steps 1 to s - 1, and adds the updates of the ants'
+ * edges s - 1 and s (by compare-and-swap) to the other copy, which then holds those of
+ * steps 1 to s and is the one step s + 1 reads.  No ant reads a trail that a launch
+ * writes, and every update is the same map tau -> (1 - rho) tau + rho tau0, so that
+ * their order does not matter: the tours do not depend on the order in which the ants
+ * run (the paper's ACS-GPU updates within the step, so its ants may see each other's
+ * updates or not), and both copies end an iteration with the same trails.  Over the
+ * matrix only. */
+#if STORE == STORE_MATRIX
 
 /* The start of every ant (one work-item per ant). */
 __kernel void acs_first(const int n, const int ants, const uint seed_lo, const uint seed_hi,
                         const uint iteration, __global int *restrict tours,
-                        __global uint *restrict visited)
+                        __global uint *restrict visited, __global uint *restrict ant_steps)
 {
     const uint ant = get_global_id(0), words = ((uint)n + 31) / 32;
     if (ant >= (uint)ants)
@@ -220,64 +243,95 @@ __kernel void acs_first(const int n, const int ants, const uint seed_lo, const u
         visited[ant * words + w] = 0u;
     visited[ant * words + (start >> 5)] = 1u << (start & 31);
     tours[(ulong)ant * n] = (int)start;
+    ant_steps[ant] = 1u;
 }
 
-/* Step `step` of every ant: its next city. */
-__kernel void acs_step(ACS_DECL, const uint seed_lo, const uint seed_hi, const uint iteration,
-                       const uint step, __global int *restrict tours,
-                       __global uint *restrict visited, TABU_DECL, __local long *scratch)
+/* The local update of the ant's edge `step` (its closing edge when step = n) in `copy`
+ * when step is a multiple of k. */
+inline void acs_edge_update(__global float *restrict copy, __global uint *restrict spm_tail,
+                            const float tau_min, const uint n, __global const int *tour,
+                            const uint step, const float rho, const float tau0, const uint k)
+{
+    if (step % k == 0)
+        local_update(copy, spm_tail, tau_min, n, (uint)tour[step - 1], (uint)tour[step % n], rho,
+                     tau0);
+}
+
+/* The next step of every ant: its next city, then its local updates. */
+__kernel void acs_step(ACS_DECL, const float rho, const float tau0, const uint k, const uint seed_lo,
+                       const uint seed_hi, const uint iteration, __global int *restrict tours,
+                       __global uint *restrict visited, __global uint *restrict ant_steps,
+                       TABU_DECL, __local long *scratch)
 {
     const uint ant = get_group_id(0), lid = get_local_id(0), un = (uint)n, words = (un + 31) / 32;
     const rng_key_t key = {seed_lo, seed_hi};
+    const uint step = ant_steps[ant];
     __global int *tour = tours + (ulong)ant * un;
+    __global float *read = tau + (ulong)(step & 1) * un * un;
+    __global float *write = tau + (ulong)((step + 1) & 1) * un * un;
     for (uint w = lid; w < words; w += get_local_size(0))
         bits[w] = visited[ant * words + w];
     select_state_t st = select_init(scratch);
     const uint cur = (uint)tour[step - 1];
     barrier(CLK_LOCAL_MEM_FENCE);
-    const uint next = acs_next(TABU_ARGS, ACS_ARGS, cur, key, ant, iteration, step, &st);
+    const uint next = acs_next(TABU_ARGS, DIST_ARGS, cand, cand_heur, read, spm_tail, tau_min, q0,
+                               beta, cur, key, ant, iteration, step, &st);
     if (lid == 0) {
         visited[ant * words + (next >> 5)] |= 1u << (next & 31);
         tour[step] = (int)next;
+        ant_steps[ant] = step + 1;
+        if (step > 1)
+            acs_edge_update(write, spm_tail, tau_min, un, tour, step - 1, rho, tau0, k);
+        acs_edge_update(write, spm_tail, tau_min, un, tour, step, rho, tau0, k);
     }
 }
 
-/* The local update of every ant's edge `step` (one work-item per ant), its last edge
- * when step = n, the closing one (Fig. 2, line 14); only when step is a multiple of k. */
-__kernel void acs_local(const int n, const int ants, PHER_DECL, const float rho, const float tau0,
-                        const uint k, const uint step, __global const int *restrict tours)
-{
-    const uint ant = get_global_id(0), un = (uint)n;
-    if (ant >= (uint)ants || step % k != 0)
-        return;
-    __global const int *tour = tours + (ulong)ant * un;
-    local_update(PHER_ARGS, un, (uint)tour[step - 1], (uint)tour[step % un], rho, tau0);
-}
-
-/* After the last step: every ant's length. */
-__kernel void acs_close(DIST_PARAMS, __global const int *restrict tours, __global long *restrict lengths,
+/* After step n - 1: the local updates left (edges n - 1 and n to copy (n - 1) % 2, edge
+ * n, the closing one (Fig. 2, line 14), to copy n % 2), then every ant's length. */
+__kernel void acs_close(DIST_PARAMS, __global float *restrict tau, __global uint *restrict spm_tail,
+                        const float tau_min, const float rho, const float tau0, const uint k,
+                        __global const int *restrict tours, __global long *restrict lengths,
                         __local long *scratch)
 {
     const uint ant = get_group_id(0), un = (uint)n;
     __global const int *tour = tours + (ulong)ant * un;
+    if (get_local_id(0) == 0) {
+        __global float *behind = tau + (ulong)((un - 1) & 1) * un * un;
+        __global float *ahead = tau + (ulong)(un & 1) * un * un;
+        acs_edge_update(behind, spm_tail, tau_min, un, tour, un - 1, rho, tau0, k);
+        acs_edge_update(behind, spm_tail, tau_min, un, tour, un, rho, tau0, k);
+        acs_edge_update(ahead, spm_tail, tau_min, un, tour, un, rho, tau0, k);
+    }
     const long length = group_tour_length(DIST_ARGS, tour, scratch);
     if (get_local_id(0) == 0)
         lengths[ant] = length;
 }
 
+#endif
+
 /* The global update along the global best tour (eq. 4): tau = (1 - alpha) tau +
- * alpha / L_gb on its edges, both ways round.  A work-item per city of the tour updates
- * that city's two edges, so no two work-items write the same cell (or SPM ring). */
+ * alpha / L_gb on its edges, both ways round, in each of `copies` matrices (acs-gpu keeps
+ * two).  A work-item per city of the tour updates that city's two edges, so no two
+ * work-items write the same cell (or SPM ring). */
 __kernel void acs_global(const int n, __global const int *restrict best_tour,
-                         __global const long *restrict status, PHER_DECL, const float alpha)
+                         __global const long *restrict status, PHER_DECL, const float alpha,
+                         const uint copies)
 {
     const uint i = get_global_id(0), un = (uint)n;
     if (i >= un)
         return;
     const float deposit = alpha / (float)status[2];  /* kernels_cl/mmas.cl M_BEST */
     const uint a = (uint)best_tour[i];
-    pher_update(PHER_ARGS, un, a, (uint)best_tour[(i + 1) % un], 1.0f - alpha, deposit);
-    pher_update(PHER_ARGS, un, a, (uint)best_tour[(i + un - 1) % un], 1.0f - alpha, deposit);
+    for (uint c = 0; c < copies; c++) {
+#if STORE == STORE_SPM
+        __global uint2 *store = spm;
+#else
+        __global float *store = tau + (ulong)c * un * un;
+#endif
+        pher_update(store, spm_tail, tau_min, un, a, (uint)best_tour[(i + 1) % un], 1.0f - alpha, deposit);
+        pher_update(store, spm_tail, tau_min, un, a, (uint)best_tour[(i + un - 1) % un], 1.0f - alpha,
+                    deposit);
+    }
 }
 
 /* Tests: apply `count` pheromone updates in order, update t setting tau(u[t], v[t]) =

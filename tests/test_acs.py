@@ -49,16 +49,19 @@ def test_every_variant_builds_valid_tours_with_exact_lengths(rt, variant):  # no
         assert c.read_status()[acs.M_BEST] <= lengths.min()
 
 
-@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("k", [1, 2, 3])
 def test_the_atomic_variant_loses_no_local_update(rt, k):  # noqa: F811
     """Every local update adds 1 (COUNT_UPDATES) to cells that start at 0: the cells sum
-    to the updates made, two for every k-th edge of every ant."""
+    to the updates made, two for every k-th edge of every ant, in both copies of the
+    matrix (the steps read one and update the other)."""
     inst = generate("uniform", 40, seed=7)
     n, ants = inst.n, 64
     ctx, c = colony(rt, inst, count_updates=True, variant="gpu", ants=ants, cl=8, k=k)
     ctx.timed(c.start(1, tau0=0.0))
     ctx.timed(c.construct(0, ctx.seed))
-    tau = rt.read(c.tau, np.float32, n * n)
+    copies = rt.read(c.tau, np.float32, 2 * n * n).reshape(2, n * n)
+    assert np.array_equal(copies[0], copies[1])
+    tau = copies[0]
     edges = sum(1 for step in range(1, n + 1) if step % k == 0)
     assert np.all(tau == np.round(tau))
     assert tau.sum() == 2 * ants * edges
@@ -103,17 +106,18 @@ def test_selective_memory_matches_a_host_model_of_fig5(rt, s):  # noqa: F811
     reads = np.array([(x, y) for x in range(n) for y in range(n)], np.int32)
     inst = generate("uniform", n, seed=1)
     k = DeviceInstance(rt, inst).kernel("acs", "acs_pher_sequence", CL=8, STORE=acs.STORES["spm"], SPM_S=s)
-    tau, nodes, tail = rt.empty(4 * n * s), rt.to_device(np.full(n * s, -1, np.int32)), \
-        rt.to_device(np.full(n, s - 1, np.int32))
+    empty = np.array([acs.EMPTY_NODE, 0], np.uint32)
+    pairs, tail = rt.to_device(np.tile(empty, n * s)), rt.to_device(np.full(n, s - 1, np.uint32))
     out = rt.empty(4 * len(reads))
-    k(rt.queue, (1,), (1,), np.int32(n), tau, nodes, tail, tau_min, rt.to_device(u), rt.to_device(v),
+    k(rt.queue, (1,), (1,), np.int32(n), pairs, tail, tau_min, rt.to_device(u), rt.to_device(v),
       rt.to_device(a), rt.to_device(b), np.int32(ops), rt.to_device(reads), np.int32(len(reads)), out)
     rings = [Ring(s) for _ in range(n)]
     for t in range(ops):
         rings[u[t]].update(int(v[t]), a[t], b[t], tau_min)
-    got_nodes = rt.read(nodes, np.int32, n * s).reshape(n, s)
-    got_tau = rt.read(tau, np.float32, n * s).reshape(n, s)
-    assert list(rt.read(tail, np.int32, n)) == [r.tail for r in rings]
+    got = rt.read(pairs, np.uint32, 2 * n * s).reshape(n, s, 2)
+    got_nodes, got_tau = got[..., 0].astype(np.int64), got[..., 1].copy().view(np.float32)
+    got_nodes[got_nodes == acs.EMPTY_NODE] = -1
+    assert [t % s for t in rt.read(tail, np.uint32, n)] == [r.tail for r in rings]
     for x, r in enumerate(rings):
         assert list(got_nodes[x]) == r.nodes
         filled = np.array(r.nodes) >= 0

@@ -3,9 +3,10 @@
 
 Three variants (the paper's Table 1), all in kernels_cl/acs.cl:
 
-* ``gpu`` (ACS-GPU): one launch per construction step for every ant, then one for the
-  step's local pheromone updates, by compare-and-swap so that none is lost; the updates
-  are all the same map, so their order does not matter and a run is reproducible;
+* ``gpu`` (ACS-GPU): one launch per construction step for every ant, the local updates
+  by compare-and-swap so that none is lost, into a second copy of the matrix that the
+  next step reads (no ant reads a trail while it is written); the updates are all the
+  same map, so their order does not matter and a run is reproducible;
 * ``alt`` (ACS-GPU-Alt): whole tours in one launch, local updates by plain reads and
   writes: ants race on shared edges and some updates are lost, as in the paper, so a
   run is not bit-reproducible;
@@ -38,6 +39,7 @@ from .mmas import LONG_MAX, M_BEST
 
 VARIANTS = ("gpu", "alt", "spm")
 STORES = {"matrix": 0, "spm": 1}   # acs.cl STORE_*
+EMPTY_NODE = 0xFFFFFFFF            # acs.cl: a selective memory slot without an edge
 PUBLISH_S = 1.0
 GROUP = 32                        # work-items per ant: one per candidate (cl 32)
 
@@ -116,18 +118,21 @@ class AcsColony:
         store = "spm" if p.variant == "spm" else "matrix"
         defines = {"CL": cl, "STORE": STORES[store], "SPM_S": p.spm_size,
                    "ATOMIC_UPDATE": int(p.variant == "gpu"), "COUNT_UPDATES": int(count_updates)}
-        names = ("acs_first", "acs_step", "acs_local", "acs_close") if p.variant == "gpu" else ("acs_construct",)
+        names = ("acs_first", "acs_step", "acs_close") if p.variant == "gpu" else ("acs_construct",)
         self.k = {name: ctx.dinst.kernel("acs", name, **defines) for name in names + ("acs_global",)}
         self.k["mmas_best"] = ctx.dinst.kernel("mmas", "mmas_best")
         self.k["mmas_heuristic"] = ctx.dinst.kernel("mmas", "mmas_heuristic", WEIGHTS=1, CL=cl)
-        cells = n * (p.spm_size if store == "spm" else n)
-        self.tau = rt.empty(4 * cells)
+        # the matrix's trails (twice for gpu, acs.cl acs_step), or the selective memory's
+        # (node, trail) pairs
+        self.copies = 2 if p.variant == "gpu" else 1
+        cells = n * (p.spm_size if store == "spm" else self.copies * n)
+        self.tau = rt.empty((8 if store == "spm" else 4) * cells)
         self.cells = cells
-        self.spm_nodes = rt.empty(4 * cells if store == "spm" else 4)
         self.spm_tail = rt.empty(4 * n if store == "spm" else 4)
         self.cand_heur = rt.empty(4 * n * cl)
         self.tours, self.lengths = rt.empty(4 * self.ants * n), rt.empty(8 * self.ants)
         self.visited = rt.empty(4 * self.ants * (-(-n // 32))) if p.variant == "gpu" else None
+        self.ant_steps = rt.empty(4 * self.ants) if p.variant == "gpu" else None
         self.best_tour, self.restart_tour = rt.empty(4 * n), rt.empty(4 * n)
         self.status_host = np.zeros(6, np.int64)
         self.status, self.limits = rt.empty(48), rt.empty(16)
@@ -143,10 +148,12 @@ class AcsColony:
         rt, p, n = self.rt, self.p, self.n
         self.tau0 = 1.0 / (n * nn_length) if tau0 is None else tau0
         cl = rt.cl
-        events = [cl.enqueue_fill_buffer(rt.queue, self.tau, np.float32(self.tau0), 0, 4 * self.cells)]
         if self.store == "spm":
-            events += [cl.enqueue_fill_buffer(rt.queue, self.spm_nodes, np.int32(-1), 0, 4 * self.cells),
-                       cl.enqueue_fill_buffer(rt.queue, self.spm_tail, np.int32(p.spm_size - 1), 0, 4 * n)]
+            empty = np.array([EMPTY_NODE, np.float32(self.tau0).view(np.uint32)], np.uint32)
+            events = [cl.enqueue_fill_buffer(rt.queue, self.tau, empty, 0, 8 * self.cells),
+                      cl.enqueue_fill_buffer(rt.queue, self.spm_tail, np.uint32(p.spm_size - 1), 0, 4 * n)]
+        else:
+            events = [cl.enqueue_fill_buffer(rt.queue, self.tau, np.float32(self.tau0), 0, 4 * self.cells)]
         self.status_host[:] = [0, 0, LONG_MAX, -1, LONG_MAX, -1]
         cl.enqueue_copy(rt.queue, self.status, self.status_host)
         events.append(self.k["mmas_heuristic"](rt.queue, (round_up(n * self.cl, 256),), (256,),
@@ -155,7 +162,7 @@ class AcsColony:
         return events
 
     def _pher(self) -> tuple:
-        return self.tau, self.spm_nodes, self.spm_tail, np.float32(self.tau0)
+        return self.tau, self.spm_tail, np.float32(self.tau0)
 
     def iteration(self, it: int, seed: int) -> list:
         """Enqueue one iteration: construction, the best, the global update (events in
@@ -169,7 +176,8 @@ class AcsColony:
                                     self.tours, self.best_tour, self.restart_tour, self.status, self.limits,
                                     np.float64(0.5), np.float64(0.01), np.int32(it), lm(8 * b), lm(4 * b)),
                 self.k["acs_global"](rt.queue, (round_up(n, 64),), (64,), np.int32(n), self.best_tour,
-                                     self.status, *self._pher(), np.float32(self.p.alpha))]
+                                     self.status, *self._pher(), np.float32(self.p.alpha),
+                                     np.uint32(self.copies))]
 
     def construct(self, it: int, seed: int) -> list:
         """Enqueue the ants' tours and lengths with their local updates, then the ants'
@@ -183,21 +191,14 @@ class AcsColony:
         tabu, scratch = lm(4 * (-(-n // 32))), lm(8 * g)
         if p.variant == "gpu":
             events = [self.k["acs_first"](rt.queue, (round_up(ants, 64),), (64,), np.int32(n), np.int32(ants),
-                                          *key, self.tours, self.visited)]
-            # 2n launches an iteration: their arguments are set once, then only the step
-            step_k, local_k = self.k["acs_step"], self.k["acs_local"]
-            step_k.set_args(*acs, *key, np.uint32(0), self.tours, self.visited, tabu, scratch)
-            local_k.set_args(np.int32(n), np.int32(ants), *self._pher(), *local_rule, np.uint32(0), self.tours)
-            step_at, local_at = len(acs) + len(key), 2 + len(self._pher()) + len(local_rule)
-            for step in range(1, n + 1):
-                if step < n:
-                    step_k.set_arg(step_at, np.uint32(step))
-                    events.append(rt.cl.enqueue_nd_range_kernel(rt.queue, step_k, (ants * g,), (g,)))
-                if step % p.k == 0:
-                    local_k.set_arg(local_at, np.uint32(step))
-                    events.append(rt.cl.enqueue_nd_range_kernel(rt.queue, local_k, (round_up(ants, 64),), (64,)))
+                                          *key, self.tours, self.visited, self.ant_steps)]
+            # n - 1 launches of one kernel with the same arguments: each ant keeps its step
+            step_k = self.k["acs_step"]
+            step_k.set_args(*acs, *local_rule, *key, self.tours, self.visited, self.ant_steps, tabu, scratch)
+            for _ in range(1, n):
+                events.append(rt.cl.enqueue_nd_range_kernel(rt.queue, step_k, (ants * g,), (g,)))
             events.append(self.k["acs_close"](rt.queue, (ants * g,), (g,), *self.ctx.dinst.dist_args,
-                                              self.tours, self.lengths, scratch))
+                                              *self._pher(), *local_rule, self.tours, self.lengths, scratch))
         else:
             events = [self.k["acs_construct"](rt.queue, (ants * g,), (g,), *acs, *local_rule, *key,
                                               self.tours, self.lengths, tabu, scratch)]
@@ -238,8 +239,11 @@ def _memory(inst: Instance, p: AcsParams) -> int:
     n = inst.n
     ants = p.ants or n
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    pheromone = 4 * n * (3 * p.spm_size + 1) if p.variant == "spm" else 4 * n * n
-    visited = 4 * ants * (-(-n // 32)) if p.variant == "gpu" else 0
+    pheromone = 4 * n * (2 * p.spm_size + 1) if p.variant == "spm" else 4 * n * n
+    visited = 0
+    if p.variant == "gpu":  # a second matrix, the tabus and steps between launches
+        pheromone *= 2
+        visited = 4 * ants * (-(-n // 32)) + 4 * ants
     ls = (ant_two_opt.memory_bytes(n, ants) + candidate_bytes(n, p.ls_neighbors)) if p.ls == "2opt" else 0
     return (base + pheromone + visited + ls + 4 * ants * n + 8 * ants + 4 * n * p.cl
             + candidate_bytes(n, max(p.cl, 10)) + 8 * n + 2**20)
