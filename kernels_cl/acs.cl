@@ -79,31 +79,59 @@ inline float pher_read(PHER_DECL, const uint n, const uint u, const uint v)
 #endif
 }
 
-/* tau(u, v) = a * tau(u, v) + b. */
-inline void pher_update(PHER_DECL, const uint n, const uint u, const uint v, const float a,
-                        const float b)
+/* An update in two halves, so that local_update() issues both edges' loads before
+ * either store (one L2 round trip on an ant's step instead of two): pher_load() reads
+ * what the update needs (the cell, or u's SPM_S pairs), pher_store() writes tau(u, v) =
+ * a * tau(u, v) + b from it. */
+typedef struct {
+#if STORE == STORE_SPM
+    uint2 row[SPM_S];
+#else
+    uint cell;
+#endif
+} trail_t;
+
+inline trail_t pher_load(PHER_DECL, const uint n, const uint u, const uint v)
+{
+    trail_t t;
+#if STORE == STORE_SPM
+    for (uint i = 0; i < SPM_S; i++)
+        t.row[i] = spm[u * SPM_S + i];
+#else
+    t.cell = as_uint(tau[(ulong)u * n + v]);
+#endif
+    return t;
+}
+
+inline void pher_store(PHER_DECL, const uint n, const uint u, const uint v, const trail_t *t,
+                       const float a, const float b)
 {
 #if STORE == STORE_SPM
-    for (uint i = 0; i < SPM_S; i++) {
-        const uint2 edge = spm[u * SPM_S + i];
-        if (edge.x == v) {
-            spm[u * SPM_S + i] = (uint2)(v, as_uint(a * as_float(edge.y) + b));
+    for (uint i = 0; i < SPM_S; i++)
+        if (t->row[i].x == v) {
+            spm[u * SPM_S + i] = (uint2)(v, as_uint(a * as_float(t->row[i].y) + b));
             return;
         }
-    }
     const uint slot = (atomic_inc(spm_tail + u) + 1u) % SPM_S;
     spm[u * SPM_S + slot] = (uint2)(v, as_uint(a * tau_min + b));
 #elif ATOMIC_UPDATE
     volatile __global uint *cell = (volatile __global uint *)(tau + (ulong)u * n + v);
-    uint seen = *cell, old;
+    uint seen = t->cell, old;
     do {
         old = seen;
         seen = atomic_cmpxchg(cell, old, as_uint(a * as_float(old) + b));
     } while (seen != old);
 #else
-    __global float *cell = tau + (ulong)u * n + v;
-    *cell = a * *cell + b;
+    tau[(ulong)u * n + v] = a * as_float(t->cell) + b;
 #endif
+}
+
+/* tau(u, v) = a * tau(u, v) + b. */
+inline void pher_update(PHER_DECL, const uint n, const uint u, const uint v, const float a,
+                        const float b)
+{
+    const trail_t t = pher_load(PHER_ARGS, n, u, v);
+    pher_store(PHER_ARGS, n, u, v, &t, a, b);
 }
 
 /* The local update of edge (u, v) both ways round (eq. 3). */
@@ -115,8 +143,9 @@ inline void local_update(PHER_DECL, const uint n, const uint u, const uint v, co
 #else
     const float a = 1.0f - rho, b = rho * tau0;
 #endif
-    pher_update(PHER_ARGS, n, u, v, a, b);
-    pher_update(PHER_ARGS, n, v, u, a, b);
+    const trail_t there = pher_load(PHER_ARGS, n, u, v), back = pher_load(PHER_ARGS, n, v, u);
+    pher_store(PHER_ARGS, n, u, v, &there, a, b);
+    pher_store(PHER_ARGS, n, v, u, &back, a, b);
 }
 
 /* eta^beta = (1 / d)^beta, d = 0 counted as 0.5 (as kernels_cl/mmas.cl). */
@@ -129,25 +158,31 @@ inline float heuristic(DIST_PARAMS, const uint u, const uint v, const float beta
                  __global const float *restrict cand_heur, PHER_DECL, const float q0, const float beta
 #define ACS_ARGS DIST_ARGS, cand, cand_heur, PHER_ARGS, q0, beta
 
-/* The word of the step's q (eq. 1): the same draw for the whole work-group. */
+/* The draw of q (eq. 1) for the steps 4 (step / 4) to 4 (step / 4) + 3, a word each: the
+ * same in the whole work-group. */
 #define Q_SLOT 0x7FFFFFFFu
+inline uint4 q_draws(const rng_key_t key, const uint ant, const uint iteration, const uint step)
+{
+    return ant_draws(key, ant, iteration, step >> 2, Q_SLOT);
+}
 
 /* The next city of an ant at cur (Fig. 3), the same in every work-item; NONE only when
- * every city is visited. */
+ * every city is visited.  q_words: q_draws() of the step. */
 inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, const uint ant,
-                     const uint iteration, const uint step, select_state_t *st)
+                     const uint iteration, const uint step, const uint4 q_words,
+                     select_state_t *st)
 {
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
-    const float q = unit_open0(word_of(ant_draws(key, ant, iteration, step >> 2, Q_SLOT), step & 3));
-    const int greedy = q <= q0;
+    const int greedy = unit_open0(word_of(q_words, step & 3)) <= q0;
     uint least = ~0u;
     for (uint i = lid; i < CL; i += p) {
-        const uint draw = list_draw(st, key, ant, iteration, step, i);
         const uint v = (uint)cand[cur * CL + i];
         const float w = pher_read(PHER_ARGS, un, cur, v) * cand_heur[cur * CL + i];
         /* the least of 1 / w is the greedy choice, the least of -log2(u) / w a draw with
-         * probability w / (sum of w) (eq. 2) */
-        const float value = (greedy ? 1.0f : -native_log2(unit_open0(draw))) / w;
+         * probability w / (sum of w) (eq. 2); a greedy step (most steps: q0 = (n - 20) / n)
+         * draws nothing */
+        const float value = greedy ? 1.0f / w
+                                   : -native_log2(unit_open0(list_draw(st, key, ant, iteration, step, i))) / w;
         /* a select, not a branch: under the tabu check the compiler sank MMAS's weight
          * load and its L2 latency came after the check's (BENCHMARKS.md, `24222fd`) */
         const uint word = list_slot_word(value, i);
@@ -195,8 +230,11 @@ __kernel void acs_construct(ACS_DECL, const float rho, const float tau0, const u
         tabu_mark(TABU_ARGS, un, cur);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+    uint4 q_words = q_draws(key, ant, iteration, 1u);
     for (uint step = 1; step < un; step++) {
-        const uint next = acs_next(TABU_ARGS, ACS_ARGS, cur, key, ant, iteration, step, &st);
+        if ((step & 3) == 0)
+            q_words = q_draws(key, ant, iteration, step);
+        const uint next = acs_next(TABU_ARGS, ACS_ARGS, cur, key, ant, iteration, step, q_words, &st);
         if (lid == 0) {
             tabu_mark(TABU_ARGS, un, next);
             tour[step] = (int)next;
@@ -275,7 +313,8 @@ __kernel void acs_step(ACS_DECL, const float rho, const float tau0, const uint k
     const uint cur = (uint)tour[step - 1];
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint next = acs_next(TABU_ARGS, DIST_ARGS, cand, cand_heur, read, spm_tail, tau_min, q0,
-                               beta, cur, key, ant, iteration, step, &st);
+                               beta, cur, key, ant, iteration, step,
+                               q_draws(key, ant, iteration, step), &st);
     if (lid == 0) {
         visited[ant * words + (next >> 5)] |= 1u << (next & 31);
         tour[step] = (int)next;
