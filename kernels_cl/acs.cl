@@ -57,6 +57,16 @@
  * edge, as with the matrix.  The tail advances by atomic_inc, as in the paper's code,
  * so that ants adding edges to one city at once take different slots. */
 #define EMPTY_NODE 0xFFFFFFFFu
+/* Trails are read through volatile pointers: the H100 would keep a line of trails in an
+ * SM's L1 for the rest of the launch, and its ants would not see the local updates that
+ * other SMs' ants make meanwhile (eq. 3 is there to steer an ant off the edges other
+ * ants just took).  A volatile load goes to L2, where every update lands, as the global
+ * loads of the paper's Kepler GPU did. */
+#if STORE == STORE_SPM
+#define SPM_AT(i) (((volatile __global uint2 *)spm)[i])
+#else
+#define TAU_AT(i) (((volatile __global float *)tau)[i])
+#endif
 #if STORE == STORE_SPM
 #define PHER_DECL __global uint2 *restrict spm, __global uint *restrict spm_tail, const float tau_min
 #define PHER_ARGS spm, spm_tail, tau_min
@@ -69,13 +79,13 @@ inline float pher_read(PHER_DECL, const uint n, const uint u, const uint v)
 {
 #if STORE == STORE_SPM
     for (uint i = 0; i < SPM_S; i++) {
-        const uint2 edge = spm[u * SPM_S + i];
+        const uint2 edge = SPM_AT(u * SPM_S + i);
         if (edge.x == v)
             return as_float(edge.y);
     }
     return tau_min;
 #else
-    return tau[(ulong)u * n + v];
+    return TAU_AT((ulong)u * n + v);
 #endif
 }
 
@@ -96,9 +106,9 @@ inline trail_t pher_load(PHER_DECL, const uint n, const uint u, const uint v)
     trail_t t;
 #if STORE == STORE_SPM
     for (uint i = 0; i < SPM_S; i++)
-        t.row[i] = spm[u * SPM_S + i];
+        t.row[i] = SPM_AT(u * SPM_S + i);
 #else
-    t.cell = as_uint(tau[(ulong)u * n + v]);
+    t.cell = as_uint(TAU_AT((ulong)u * n + v));
 #endif
     return t;
 }
