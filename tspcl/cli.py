@@ -48,7 +48,7 @@ def _comment(res) -> str:
 def solve(
     problem: str = typer.Argument(..., help="TSPLIB problem file, or '-' for stdin (.gz ok)."),
     algo: str = typer.Option("nn", "--algo", "-a",
-                             help="Algorithm: nn, greedy, sfc, random, 2opt, oropt, 3opt, lk, ils, hc, tabu, mmas, acs (see `tspcl info`)."),
+                             help="Algorithm: nn, greedy, sfc, random, 2opt, oropt, 3opt, lk, ils, hc, tabu, mmas, acs, ga (see `tspcl info`)."),
     param: List[str] = typer.Option([], "--param", "-p", metavar="KEY=VALUE",
                                     help="Algorithm parameter, repeatable (e.g. -p k=16)."),
     seed: int = typer.Option(1, "--seed", "-s", min=0, max=2**64 - 1,
@@ -86,6 +86,13 @@ def solve(
     beta: Optional[float] = typer.Option(None, "--beta", help="mmas: exponent of 1/distance (2). acs: the same (3)."),
     q0: Optional[float] = typer.Option(None, "--q0", help="acs: probability of the greedy choice (default (n - 20) / n)."),
     k: Optional[int] = typer.Option(None, "--k", help="acs: a local pheromone update after every k-th edge of an ant (1)."),
+    crossover: Optional[str] = typer.Option(None, "--crossover", help="ga: scx, bcscx, arx or hybrid (half BCSCX, half ARX; the default)."),
+    population: Optional[int] = typer.Option(None, "--population", help="ga: genes in the pool (2048)."),
+    groups: Optional[int] = typer.Option(None, "--groups", help="ga: islands of equal size (8), each group's best migrating to another."),
+    generations: Optional[int] = typer.Option(None, "--generations", help="ga: generations (1000)."),
+    mutation_rate: Optional[float] = typer.Option(None, "--mutation-rate", help="ga: fraction of the offspring given a random 2-opt move each generation (0.02); -p mutate=all, -p competition=halves, -p random_start=none|all for the paper's other readings."),
+    migration_interval: Optional[int] = typer.Option(None, "--migration-interval", help="ga: generations between migrations (10; 0: never)."),
+    init: Optional[str] = typer.Option(None, "--init", help="ga: random genes, or 2opt: random genes at 2-opt local optima."),
     accept: Optional[str] = typer.Option(None, "--accept",
                                          help="ILS acceptance: always (paper) or better (-p slack=S keeps local optima up to S % above the best)."),
     kick: Optional[str] = typer.Option(None, "--kick",
@@ -119,7 +126,12 @@ def solve(
                                ("--tenure", "tenure", tenure), ("--variant", "variant", variant),
                                ("--cl", "cl", cl), ("--ants", "ants", ants), ("--rho", "rho", rho),
                                ("--alpha", "alpha", alpha), ("--beta", "beta", beta), ("--q0", "q0", q0),
-                               ("--k", "k", k)):
+                               ("--k", "k", k), ("--crossover", "crossover", crossover),
+                               ("--population", "population", population), ("--groups", "groups", groups),
+                               ("--generations", "generations", generations),
+                               ("--mutation-rate", "mutation_rate", mutation_rate),
+                               ("--migration-interval", "migration_interval", migration_interval),
+                               ("--init", "init", init)):
         if value is not None:
             if not spec.has_param(key):
                 raise UsageError(f"{option} does not apply to --algo {spec.name}")
@@ -130,6 +142,8 @@ def solve(
             values["kicks"] = iterations
         elif spec.has_param("iterations"):
             values["iterations"] = iterations
+        elif spec.has_param("generations"):
+            values["generations"] = iterations
         else:
             try:
                 run_iterations = int(iterations)

@@ -1,0 +1,356 @@
+/* Genetic algorithm on the device (Kang et al. 2016, ../shared/papers/kang2016-gpu-genetic-tsp.txt).
+ *
+ * Genes are tours of n cities that all start at city 0 (section 2.3).  ga_crossover builds
+ * offspring by the constructive crossovers of sections 2.1-2.4, one work-item per
+ * offspring advancing its position k as in Algorithm 1:
+ *   SCX    (Ahmed): from the current city, each parent's first unvisited city after it
+ *          in the parent's sequence (none past the end: the first unvisited city of the
+ *          template 0, 1, ..., n-1); the nearer one, the second parent's on a tie;
+ *   BCSCX  (bidirectional circular SCX, section 2.2): each parent's nearest unvisited
+ *          city after and before the current one, the sequence read as a circle; the
+ *          nearest of the four, the first in the order (first parent after, before,
+ *          second parent after, before) on a tie;
+ *   ARX    (alternating recommendation, section 2.4): as BCSCX but only the privileged
+ *          parent recommends: the first parent before position A, the second from A to
+ *          B - 1, the first again from B (and the other way round for the second child).
+ * The unvisited cities before and after a position are found in O(1) by the forward and
+ * backward jump indices of section 2.3 (Table 1, eq. 1): the offsets to the nearest
+ * unvisited position either way, kept up to date as a doubly linked list over each
+ * parent's sequence, so an offspring costs O(n).  A construction may start from any
+ * city (the paper always starts from city 0; tspcl/solvers/ga.py says why BCSCX does
+ * not by default); the offspring is stored rotated to start at city 0.
+ *
+ * A generation (tspcl/solvers/ga.py) is: the competition (ga_compete: the paper's rivals
+ * j and j + size / 2, section 3.2; or ga_compete_pairs and ga_compete_store: adjacent
+ * rivals 2j and 2j + 1, the default), ga_task_draws and ga_crossover (fixed partners, the
+ * offspring in fixed slots, section 3.3), ga_mutate (a random 2-opt move, section 4),
+ * ga_lengths (a work-group per gene, section 3.1), and every few generations ga_extremes,
+ * ga_migrate_out and ga_migrate_in (section 3.4).
+ * Random numbers: Philox keyed by the seed, counter (purpose, generation, gene or task).
+ */
+#include "tour.h"
+
+#define SCX 0
+#define BCSCX 1
+#define ARX 2
+
+/* An offspring's working memory (global, per task): for each parent its positions
+ * (pos[city]), forward and backward jump indices by position, then the visited bits. */
+#define PARENT_WORDS(n) (3 * (n))
+#define TASK_WORDS(n) (2 * PARENT_WORDS(n) + ((n) + 31) / 32)
+
+typedef struct {
+    __global const int *gene;   /* the parent's sequence */
+    __global int *pos, *fwd, *bwd;
+} parent_t;
+
+/* Positions and jump indices 1 everywhere: no city visited yet.  Visiting the start city
+ * (parent_visit) then gives Table 1's setting when the start is city 0. */
+inline parent_t parent_init(__global const int *gene, __global int *mem, const int n)
+{
+    parent_t p = {gene, mem, mem + n, mem + 2 * n};
+    for (int i = 0; i < n; i++) {
+        p.pos[gene[i]] = i;
+        p.fwd[i] = 1;
+        p.bwd[i] = 1;
+    }
+    return p;
+}
+
+inline int wrap(const int i, const int n) { return i >= n ? i - n : i < 0 ? i + n : i; }
+
+/* The unvisited city after (dir = 1) or before (dir = -1) city c in the parent, c being
+ * the city visited last (its indices are current: nothing was visited since). */
+inline int parent_next(const parent_t p, const int c, const int dir, const int n)
+{
+    const int i = p.pos[c];
+    return p.gene[wrap(dir > 0 ? i + p.fwd[i] : i - p.bwd[i], n)];
+}
+
+/* City c is visited: unlink its position (eq. 1). */
+inline void parent_visit(const parent_t p, const int c, const int n)
+{
+    const int i = p.pos[c], before = wrap(i - p.bwd[i], n), after = wrap(i + p.fwd[i], n);
+    p.fwd[before] += p.fwd[i];
+    p.bwd[after] += p.bwd[i];
+}
+
+inline int visited(__global const uint *bits, const int c) { return (bits[c >> 5] >> (c & 31)) & 1u; }
+
+/* The nearer of a and b to cur, a on a tie when a_first, else b. */
+inline int nearer(DIST_PARAMS, const int cur, const int a, const int b, const int a_first)
+{
+    const int da = DIST(cur, a), db = DIST(cur, b);
+    return da < db || (a_first && da == db) ? a : b;
+}
+
+/* One offspring per task t: parents genes[task_a[t]] and genes[task_b[t]], crossover
+ * task_kind[t] (SCX, BCSCX, ARX with switch points task_A[t] <= task_B[t], the first
+ * parent privileged outside them), built from city task_S[t] (0 for SCX, whose template
+ * needs it) and stored rotated to start at city 0 in offspring[task_out[t]]; mem:
+ * TASK_WORDS(n) ints per task.  offspring may be genes itself when no task writes a
+ * parent's slot. */
+__kernel void ga_crossover(DIST_PARAMS, __global const int *genes, __global int *offspring, const int tasks,
+                           __global const int *restrict task_a, __global const int *restrict task_b,
+                           __global const int *restrict task_kind, __global const int *restrict task_A,
+                           __global const int *restrict task_B, __global const int *restrict task_S,
+                           __global const int *restrict task_out, __global int *restrict mem)
+{
+    const int t = get_global_id(0);
+    if (t >= tasks)
+        return;
+    __global int *m = mem + (long)t * TASK_WORDS(n);
+    const parent_t pa = parent_init(genes + (long)task_a[t] * n, m, n);
+    const parent_t pb = parent_init(genes + (long)task_b[t] * n, m + PARENT_WORDS(n), n);
+    __global uint *bits = (__global uint *)(m + 2 * PARENT_WORDS(n));
+    for (int w = 0; w < (n + 31) / 32; w++)
+        bits[w] = 0u;
+    const int kind = task_kind[t], A = task_A[t], B = task_B[t];
+    const int start = kind == SCX ? 0 : task_S[t];
+    bits[start >> 5] |= 1u << (start & 31);
+    parent_visit(pa, start, n);  /* for start 0 this is Table 1's initial setting */
+    parent_visit(pb, start, n);
+    __global int *child = offspring + (long)task_out[t] * n;
+    int cur = start, template_next = 1;  /* SCX: the template's first city not yet known visited */
+    child[0] = start;
+    for (int k = 1; k < n; k++) {
+        int next;
+        if (kind == SCX) {
+            /* forward only, not past the sequence's end (the jump would wrap) */
+            const int ia = pa.pos[cur], ib = pb.pos[cur];
+            while (visited(bits, template_next))
+                template_next++;
+            const int a = ia + pa.fwd[ia] < n ? pa.gene[ia + pa.fwd[ia]] : template_next;
+            const int b = ib + pb.fwd[ib] < n ? pb.gene[ib + pb.fwd[ib]] : template_next;
+            next = nearer(DIST_ARGS, cur, a, b, 0);
+        } else if (kind == BCSCX) {
+            const int a = nearer(DIST_ARGS, cur, parent_next(pa, cur, 1, n), parent_next(pa, cur, -1, n), 1);
+            const int b = nearer(DIST_ARGS, cur, parent_next(pb, cur, 1, n), parent_next(pb, cur, -1, n), 1);
+            next = nearer(DIST_ARGS, cur, a, b, 1);
+        } else {
+            const parent_t p = k < A || k >= B ? pa : pb;
+            next = nearer(DIST_ARGS, cur, parent_next(p, cur, 1, n), parent_next(p, cur, -1, n), 1);
+        }
+        bits[next >> 5] |= 1u << (next & 31);
+        parent_visit(pa, next, n);
+        parent_visit(pb, next, n);
+        child[k] = next;
+        cur = next;
+    }
+    if (start != 0) {  /* rotate to start at city 0 (pa.pos is free now) */
+        __global int *row = pa.pos;
+        int z = 0;
+        for (int k = 0; k < n; k++) {
+            row[k] = child[k];
+            if (child[k] == 0)
+                z = k;
+        }
+        for (int k = 0; k < n; k++)
+            child[k] = row[wrap(z + k, n)];
+    }
+}
+
+/* ---- the pool ------------------------------------------------------------------------
+ * genes[g * n + k], the gene pool of m genes in `groups` groups of size = m / groups
+ * consecutive genes; lengths[g] their tour lengths. */
+
+#define PURPOSE_INIT 1u
+#define PURPOSE_SWITCH 2u
+#define PURPOSE_MUTATE 3u
+#define PURPOSE_START 4u
+
+/* Random genes from city 0 (a work-item per gene, Fisher-Yates over positions 1..n-1). */
+__kernel void ga_random_genes(const int n, const int m, const uint seed_lo, const uint seed_hi,
+                              __global int *restrict genes)
+{
+    const int g = get_global_id(0);
+    if (g >= m)
+        return;
+    const rng_key_t key = {seed_lo, seed_hi};
+    __global int *gene = genes + (long)g * n;
+    for (int k = 0; k < n; k++)
+        gene[k] = k;
+    for (int k = n - 1; k > 1; k--) {
+        const int j = 1 + (int)rng_below(rng_block(key, PURPOSE_INIT, (uint)g, (uint)k).x, (uint)k);
+        const int t = gene[k];
+        gene[k] = gene[j];
+        gene[j] = t;
+    }
+}
+
+/* Every gene rotated to start at city 0 (after a local search that moved it); a
+ * work-group per gene, `rows` one scratch row of n ints per gene. */
+__kernel void ga_rotate_to_zero(const int n, __global int *restrict genes, __global int *restrict rows)
+{
+    const int g = get_group_id(0), lid = get_local_id(0), p = get_local_size(0);
+    __global int *gene = genes + (long)g * n, *row = rows + (long)g * n;
+    for (int k = lid; k < n; k += p)
+        row[k] = gene[k];
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    int start = 0;
+    for (int k = 0; k < n; k++)  /* every work-item finds it: n reads, once per run */
+        if (row[k] == 0)
+            start = k;
+    for (int k = lid; k < n; k += p)
+        gene[k] = row[wrap(start + k, n)];
+}
+
+/* The genes' lengths (section 3.1, eq. 2's denominator): a work-group per gene. */
+__kernel void ga_lengths(DIST_PARAMS, __global const int *restrict genes, __global long *restrict lengths,
+                         __local long *scratch)
+{
+    const int g = get_group_id(0);
+    const long length = group_tour_length(DIST_ARGS, genes + (long)g * n, scratch);
+    if (get_local_id(0) == 0)
+        lengths[g] = length;
+}
+
+/* Fixed rivals (section 3.2): in each group, gene j < size / 2 meets gene
+ * j + ceil(size / 2) and the shorter one is kept at j (a work-group per pair, groups
+ * times size / 2 of them). */
+__kernel void ga_compete(const int n, const int size, __global int *restrict genes,
+                         __global long *restrict lengths)
+{
+    const int per_group = size / 2, group = get_group_id(0) / per_group, j = get_group_id(0) % per_group;
+    const int winner_slot = group * size + j, rival = winner_slot + (size + 1) / 2;
+    const int rival_wins = lengths[rival] < lengths[winner_slot];
+    barrier(CLK_GLOBAL_MEM_FENCE);  /* every work-item has compared before the length changes */
+    if (rival_wins) {
+        for (int k = get_local_id(0); k < n; k += get_local_size(0))
+            genes[(long)winner_slot * n + k] = genes[(long)rival * n + k];
+        if (get_local_id(0) == 0)
+            lengths[winner_slot] = lengths[rival];
+    }
+}
+
+/* Adjacent rivals (what the authors' published code is reported to do; the default, see
+ * tspcl/solvers/ga.py): in each group, genes 2j and 2j + 1 meet and the shorter goes to
+ * slot j (the first on a tie).  Two launches, since slot j may be read by
+ * another pair: ga_compete_pairs copies each winner to rows[pair] (and its length),
+ * ga_compete_store copies the rows back to the slots.  A work-group per pair. */
+__kernel void ga_compete_pairs(const int n, const int size, __global const int *restrict genes,
+                               __global const long *restrict lengths, __global int *restrict rows,
+                               __global long *restrict row_lengths)
+{
+    const int per_group = size / 2, group = get_group_id(0) / per_group, j = get_group_id(0) % per_group;
+    const int a = group * size + 2 * j, winner = lengths[a + 1] < lengths[a] ? a + 1 : a;
+    for (int k = get_local_id(0); k < n; k += get_local_size(0))
+        rows[(long)get_group_id(0) * n + k] = genes[(long)winner * n + k];
+    if (get_local_id(0) == 0)
+        row_lengths[get_group_id(0)] = lengths[winner];
+}
+
+__kernel void ga_compete_store(const int n, const int size, __global const int *restrict rows,
+                               __global const long *restrict row_lengths, __global int *restrict genes,
+                               __global long *restrict lengths)
+{
+    const int per_group = size / 2, group = get_group_id(0) / per_group, j = get_group_id(0) % per_group;
+    const int slot = group * size + j;
+    for (int k = get_local_id(0); k < n; k += get_local_size(0))
+        genes[(long)slot * n + k] = rows[(long)get_group_id(0) * n + k];
+    if (get_local_id(0) == 0)
+        lengths[slot] = row_lengths[get_group_id(0)];
+}
+
+/* Every task's draws for this generation: ARX's switch points 1 <= A <= B < n, and the
+ * city its construction starts from, uniform over the cities when bit `kind` of
+ * random_start is set, else city 0. */
+__kernel void ga_task_draws(const int n, const int tasks, const uint seed_lo, const uint seed_hi,
+                            const uint generation, const int random_start,
+                            __global const int *restrict task_pair, __global const int *restrict task_kind,
+                            __global int *restrict task_A, __global int *restrict task_B,
+                            __global int *restrict task_S)
+{
+    const int t = get_global_id(0);
+    if (t >= tasks)
+        return;
+    const rng_key_t key = {seed_lo, seed_hi};
+    const uint4 r = rng_block(key, PURPOSE_SWITCH, generation, (uint)task_pair[t]);
+    const int x = 1 + (int)rng_below(r.x, (uint)(n - 1)), y = 1 + (int)rng_below(r.y, (uint)(n - 1));
+    task_A[t] = min(x, y);
+    task_B[t] = max(x, y);
+    const uint4 s = rng_block(key, PURPOSE_START, generation, (uint)t);
+    task_S[t] = (random_start >> task_kind[t]) & 1 ? (int)rng_below(s.x, (uint)n) : 0;
+}
+
+/* The mutation of section 4: with probability `rate` a gene whose place in its group is
+ * `first` or more gets a random 2-opt move, positions i < j in 1..n-1 and the cities
+ * between them reversed (a work-group per gene). */
+__kernel void ga_mutate(const int n, const int size, const int first, const float rate, const uint seed_lo,
+                        const uint seed_hi, const uint generation, __global int *restrict genes)
+{
+    const int g = get_group_id(0);
+    const rng_key_t key = {seed_lo, seed_hi};
+    const uint4 r = rng_block(key, PURPOSE_MUTATE, generation, (uint)g);
+    if (g % size < first || (float)(r.x >> 8) * (1.0f / 16777216.0f) >= rate || n < 4)
+        return;
+    const int x = 1 + (int)rng_below(r.y, (uint)(n - 1)), y = 1 + (int)rng_below(r.z, (uint)(n - 1));
+    const int i = min(x, y), j = max(x, y);
+    __global int *gene = genes + (long)g * n;
+    for (int k = get_local_id(0); k < (j - i + 1) / 2; k += get_local_size(0)) {
+        const int t = gene[i + k];
+        gene[i + k] = gene[j - k];
+        gene[j - k] = t;
+    }
+}
+
+/* Each group's best and worst gene (a work-group per group; ties to the lower index). */
+__kernel void ga_extremes(const int size, __global const long *restrict lengths,
+                          __global int *restrict best, __global int *restrict worst,
+                          __local long *s_len, __local int *s_idx)
+{
+    const int group = get_group_id(0), lid = get_local_id(0), p = get_local_size(0);
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 0: the least length, pass 1: the greatest (negated) */
+        long bl = LONG_MAX;
+        int bi = size;
+        for (int j = lid; j < size; j += p) {
+            const long v = pass ? -lengths[group * size + j] : lengths[group * size + j];
+            if (v < bl) {
+                bl = v;
+                bi = j;
+            }
+        }
+        s_len[lid] = bl;
+        s_idx[lid] = bi;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int h = p / 2; h > 0; h >>= 1) {
+            if (lid < h && (s_len[lid + h] < s_len[lid] ||
+                            (s_len[lid + h] == s_len[lid] && s_idx[lid + h] < s_idx[lid]))) {
+                s_len[lid] = s_len[lid + h];
+                s_idx[lid] = s_idx[lid + h];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (lid == 0)
+            (pass ? worst : best)[group] = group * size + s_idx[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* Migration (section 3.4), in two launches so that no migrant is overwritten before it
+ * is copied out: ga_migrate_out copies group g's best gene and length aside, ga_migrate_in
+ * writes it over the worst gene of group dest[g] (the destinations a permutation
+ * without fixed points: every group sends one migrant and receives one).  A work-group
+ * per group. */
+__kernel void ga_migrate_out(const int n, __global const int *restrict best,
+                             __global const int *restrict genes, __global const long *restrict lengths,
+                             __global int *restrict rows, __global long *restrict row_lengths)
+{
+    const int g = get_group_id(0);
+    for (int k = get_local_id(0); k < n; k += get_local_size(0))
+        rows[(long)g * n + k] = genes[(long)best[g] * n + k];
+    if (get_local_id(0) == 0)
+        row_lengths[g] = lengths[best[g]];
+}
+
+__kernel void ga_migrate_in(const int n, __global const int *restrict dest, __global const int *restrict worst,
+                            __global const int *restrict rows, __global const long *restrict row_lengths,
+                            __global int *restrict genes, __global long *restrict lengths)
+{
+    const int g = get_group_id(0), to = worst[dest[g]];
+    for (int k = get_local_id(0); k < n; k += get_local_size(0))
+        genes[(long)to * n + k] = rows[(long)g * n + k];
+    if (get_local_id(0) == 0)
+        lengths[to] = row_lengths[g];
+}

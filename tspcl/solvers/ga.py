@@ -1,0 +1,343 @@
+"""Genetic algorithm on the device (Kang et al. 2016,
+../shared/papers/kang2016-gpu-genetic-tsp.txt); kernels in kernels_cl/ga.cl.
+
+A pool of `population` genes (tours from city 0) in `groups` groups of equal size (a
+multiple of 4).  A generation, every group at once: the fixed-rival competition puts the
+winners (the elites) in the first half of the group; the fixed-partner crossovers fill
+the second half with offspring (crossover_tasks); a random 2-opt move mutates a
+`mutation_rate` fraction of the offspring; every gene's length (a work-group per gene)
+and the global best (mmas_best of kernels_cl/mmas.cl); every `migration_interval`
+generations each group's best goes over the worst gene of another group (a random
+permutation without fixed points, drawn on the host from (seed, generation)).  The host
+reads only the status (a few bytes) after each batch of generations.
+
+Where the paper is explicit this follows it: the crossovers SCX / BCSCX / ARX (section 2)
+over jump indices (2.3, Table 1, eq. 1), fixed rivals and partners with no random
+selection (3.2, 3.3), ARX's two children in slots q + m/2 and q + 3m/4 (3.3), random
+2-opt mutation (4), hybrid = half the offspring by each (4), groups with migration of
+the best (3.4).  Where it is silent or contradicts itself, the choices, with what they
+measured (scripts/ga_convergence.py, xqf131, 2048 genes, 1 group, 100 generations, eps
+after 100 as a fraction, BCSCX / ARX / hybrid; the paper's Table 2: 0.041 / 0.008 /
+0.019, generations to eps 0.1: 35.5 / 67.5 / 26.4):
+
+* Offspring slots.  Section 3.3's text and Fig. 4 pair elites (2q, 2q + 1) and give a
+  one-child crossover (SCX, BCSCX) only m/4 offspring, so a quarter of the pool is never
+  written: those slots keep their random initial genes for ever, and with section 3.2's
+  rivals a quarter of the elites only ever meet them.  Algorithm 1 instead crosses every
+  elite tau with tau + 1.  Here ARX keeps the text's pairs and slots, and a one-child
+  crossover makes Algorithm 1's children of (2q, 2q + 1) and (2q + 1, 2q + 2), so every
+  offspring slot is written each generation; hybrid gives even pairs to ARX and odd ones
+  to BCSCX (half the offspring each).  As written (Fig. 4 slots, j against j + m/2,
+  mutation of 1 % of all genes) the pool ended at 0.179 / 0.092 / 0.156 (1 run).
+* Rivals (competition).  Section 3.2: gene j meets j + m/2.  With fixed partners and a
+  deterministic crossover (BCSCX) every elite then meets the same child every
+  generation: once no child beats its rival the pool freezes (BCSCX stuck at 0.12 from
+  generation 20).  The default `pairs` is what the authors' published code is reported
+  to do: genes 2j and 2j + 1 meet and the winner moves to j, so the elites move every
+  generation and partners change (binary tournaments, elites among elites and offspring
+  among offspring).  `halves` keeps the text's rivals.  4 runs, the other defaults kept:
+  halves 0.051 / 0.107 / 0.047 against pairs 0.050 / 0.054 / 0.031.
+* Start city.  The paper builds every offspring from city 0 (2.3), so every greedy
+  construction ends, with its forced long edges, in the same region of the tour.  BCSCX
+  (and the BCSCX half of hybrid) starts from a random city instead (random_start=bcscx),
+  the offspring stored rotated to start at city 0: 4 runs, random_start=none
+  0.117 / 0.048 / 0.055 against 0.050 / 0.054 / 0.031.  ARX keeps city 0 (a random start
+  measured worse for it: 0.07 to 0.08 against 0.04 to 0.05, 2 to 3 runs).
+* Mutation.  "A small fraction of genes" (4): here `mutation_rate` = 2 % of the
+  offspring.  Mutating only offspring keeps every elite, so each group's best survives
+  (elitism, as the published code is reported to keep); mutate=all measured the same
+  within noise (ARX 8 runs: 0.044 both), and rates from 0 to 0.1 of the offspring gave
+  ARX 0.047 to 0.057; 0.3 or more slows every crossover.
+* Groups: Table 2 does not say; Table 4 gives 1 and 8 groups of 2048 genes, and 8 groups
+  are the default here (section 3.4's advice); the Table 2 measure uses groups=1.
+
+With these defaults (8 runs, seeds 1-8): 12.8 / 81.8 / 14.1 generations to 0.1 and
+0.050 / 0.054 / 0.031 after 100.  BCSCX is within the paper's figure (x 1.2), hybrid x 1.6,
+ARX x 7: ARX reaches 0.1 about as late as the paper says (82 against 67.5 generations)
+but then levels off near 0.04 (0.04 after 250 generations) where the paper has 0.008.
+BCSCX and hybrid get to 0.1 faster than the paper (13 against 35.5 and 26.4).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..device import round_up
+from ..errors import UsageError
+from ..instance import Instance
+from ..neighbors import candidate_bytes
+from . import ant_two_opt
+from .ant_two_opt import AntTwoOpt, AntTwoOptParams
+from .base import SolveContext, SolverSpec
+from .mmas import LONG_MAX, M_BEST, M_ITER_BEST  # noqa: F401 - M_ITER_BEST for callers
+
+SCX, BCSCX, ARX = 0, 1, 2      # ga.cl
+CROSSOVERS = ("scx", "bcscx", "arx", "hybrid")
+INITS = ("random", "2opt")
+MUTATE = ("offspring", "all")
+COMPETITIONS = ("pairs", "halves")
+RANDOM_START = ("bcscx", "none", "all")
+GENE_GROUP = 256               # work-items per gene (lengths, copies)
+PUBLISH_S = 1.0
+
+
+def task_words(n: int) -> int:
+    """ga.cl TASK_WORDS: an offspring's working memory in ints."""
+    return 6 * n + (n + 31) // 32
+
+
+@dataclass(frozen=True)
+class GaParams:
+    """The GA's parameters; the module docstring gives the measurements behind each default.
+
+    crossover: scx, bcscx, arx or hybrid (half the offspring by BCSCX, half by ARX).
+    population: genes (2048, as in the paper's Tables 2 and 5).
+    groups: islands of population / groups genes, a multiple of 4 each (8: the paper's
+        Table 4 and Fig. 8 use 2048 genes in 8 groups; Table 2 is one pool, groups=1).
+    generations: generations to run (1000).
+    mutation_rate: the fraction of the mutated genes given one random 2-opt move each
+        generation (the paper: "a small fraction"; 0.02 here).
+    mutate: which genes may mutate: offspring (the new half of each group; the default,
+        so the elites, each group's best among them, survive unchanged) or all.
+    migration_interval: generations between migrations (the paper does not say; 10;
+        0: never).
+    competition: pairs (genes 2j and 2j + 1 of a group meet, the shorter kept at j; the
+        default) or halves (the paper's section 3.2 text: j meets j + size / 2).
+    random_start: which crossovers start building from a random city rather than city 0
+        (the paper): bcscx (the default), none, or all (BCSCX and ARX; SCX always starts
+        at city 0, its template needs it).
+    init: random genes, or 2opt: random genes taken to 2-opt local optima (the MMAS ants'
+        2-opt over ls_neighbors nearest cities; the paper's Table 3 start).
+    batch: generations between status reads."""
+
+    crossover: str = "hybrid"
+    population: int = 2048
+    groups: int = 8
+    generations: int = 1000
+    mutation_rate: float = 0.02
+    mutate: str = "offspring"
+    migration_interval: int = 10
+    competition: str = "pairs"
+    random_start: str = "bcscx"
+    init: str = "random"
+    ls_neighbors: int = 32
+    batch: int = 10
+
+    def __post_init__(self):
+        if self.crossover not in CROSSOVERS:
+            raise UsageError(f"crossover must be one of {', '.join(CROSSOVERS)} (got {self.crossover!r})")
+        if self.groups < 1 or self.population % self.groups:
+            raise UsageError(f"population ({self.population}) must split into groups ({self.groups}) of equal size")
+        if self.population // self.groups < 4 or (self.population // self.groups) % 4:
+            raise UsageError(f"every group needs a multiple of 4 genes, at least 4 (population "
+                             f"{self.population}, groups {self.groups})")
+        if self.generations < 0:
+            raise UsageError(f"generations must not be negative (got {self.generations})")
+        if not 0.0 <= self.mutation_rate <= 1.0:
+            raise UsageError(f"mutation_rate must be in [0, 1] (got {self.mutation_rate})")
+        if self.mutate not in MUTATE:
+            raise UsageError(f"mutate must be offspring or all (got {self.mutate!r})")
+        if self.migration_interval < 0:
+            raise UsageError(f"migration_interval must be 0 (never) or a count (got {self.migration_interval})")
+        if self.competition not in COMPETITIONS:
+            raise UsageError(f"competition must be pairs or halves (got {self.competition!r})")
+        if self.random_start not in RANDOM_START:
+            raise UsageError(f"random_start must be bcscx, none or all (got {self.random_start!r})")
+        if self.init not in INITS:
+            raise UsageError(f"init must be random or 2opt (got {self.init!r})")
+        if self.ls_neighbors < 1:
+            raise UsageError(f"ls_neighbors must be at least 1 (got {self.ls_neighbors})")
+        if self.batch < 1:
+            raise UsageError(f"batch must be at least 1 (got {self.batch})")
+
+    @property
+    def size(self) -> int:
+        return self.population // self.groups
+
+
+def crossover_tasks(p: GaParams) -> np.ndarray:
+    """Rows (parent a, parent b, crossover, pair, offspring slot) of one generation
+    (section 3.3): in every group of `size` genes the elites (slots below size / 2) pair
+    up as (2q, 2q + 1), q < size / 4, and each pair fills two offspring slots,
+    q + size / 2 and q + 3 size / 4.  ARX: its two children (the paper's slots).  SCX and
+    BCSCX, which make one child: the children of (2q, 2q + 1) and (2q + 1, 2q + 2) (the
+    last elite with the first), Algorithm 1's partners tau and tau + 1.  Hybrid: even
+    pairs ARX, odd pairs BCSCX, so half the offspring each."""
+    size, rows = p.size, []
+    half, quarter = size // 2, size // 4
+    for group in range(p.groups):
+        base = group * size
+        for q in range(quarter):
+            kind = {"scx": SCX, "bcscx": BCSCX, "arx": ARX}.get(p.crossover, ARX if q % 2 == 0 else BCSCX)
+            a, b, pair = base + 2 * q, base + 2 * q + 1, base + q
+            rows.append((a, b, kind, pair, base + half + q))
+            second = a if kind == ARX else base + (2 * q + 2) % half
+            rows.append((b, second, kind, pair, base + size - quarter + q))
+    return np.array(rows, np.int32).reshape(-1, 5)
+
+
+def start_mask(p: GaParams) -> int:
+    """ga_task_draws' random_start: bit `kind` set when that crossover starts anywhere."""
+    return {"none": 0, "bcscx": 1 << BCSCX, "all": (1 << BCSCX) | (1 << ARX)}[p.random_start]
+
+
+def migration_targets(groups: int, seed: int, generation: int) -> np.ndarray:
+    """A random permutation of the groups without fixed points: group g's best goes to
+    group targets[g]."""
+    rng = np.random.default_rng([seed, generation, 7])
+    while True:
+        perm = rng.permutation(groups)
+        if np.all(perm != np.arange(groups)):
+            return perm.astype(np.int32)
+
+
+class GenePool:
+    """The device side of one GA run: genes, lengths, crossover tasks, best's status."""
+
+    def __init__(self, ctx: SolveContext, p: GaParams):
+        rt, n = ctx.rt, ctx.inst.n
+        self.ctx, self.rt, self.n, self.p, self.m = ctx, rt, n, p, p.population
+        names = ("ga_random_genes", "ga_rotate_to_zero", "ga_lengths", "ga_compete", "ga_compete_pairs",
+                 "ga_compete_store", "ga_task_draws",
+                 "ga_crossover", "ga_mutate", "ga_extremes", "ga_migrate_out", "ga_migrate_in")
+        self.k = {name: ctx.dinst.kernel("ga", name) for name in names}
+        self.k["mmas_best"] = ctx.dinst.kernel("mmas", "mmas_best")
+        self.genes, self.lengths = rt.empty(4 * self.m * n), rt.empty(8 * self.m)
+        tasks = crossover_tasks(p)
+        self.tasks = len(tasks)
+        self.task_cols = [rt.to_device(np.ascontiguousarray(tasks[:, j])) for j in range(5)]
+        self.task_A, self.task_B, self.task_S = (rt.empty(4 * self.tasks) for _ in range(3))
+        self.mem = rt.empty(4 * max(self.tasks * task_words(n), self.m * n))  # also ga_rotate_to_zero's rows
+        g = p.groups
+        self.best_of, self.worst_of, self.targets = rt.empty(4 * g), rt.empty(4 * g), rt.empty(4 * g)
+        self.rows, self.row_lengths = rt.empty(4 * g * n), rt.empty(8 * max(g, self.m // 2))
+        self.best_tour, self.restart_tour = rt.empty(4 * n), rt.empty(4 * n)
+        self.status_host = np.zeros(6, np.int64)
+        self.status, self.limits = rt.empty(48), rt.empty(16)
+        self.best_group = rt.work_group_size(self.k["mmas_best"], 256)
+        self.gene_group = rt.work_group_size(self.k["ga_lengths"], GENE_GROUP)
+        self.ls = (AntTwoOpt(ctx, self.m, AntTwoOptParams(neighbors=p.ls_neighbors))
+                   if p.init == "2opt" else None)
+
+    def _key(self, seed: int) -> tuple:
+        return np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF)
+
+    def start(self, seed: int) -> list:
+        """The initial pool, random or at 2-opt local optima, and its best."""
+        rt, n, m = self.rt, self.n, self.m
+        self.status_host[:] = [0, 0, LONG_MAX, -1, LONG_MAX, -1]
+        rt.cl.enqueue_copy(rt.queue, self.status, self.status_host)
+        events = [self.k["ga_random_genes"](rt.queue, (round_up(m, 64),), (64,), np.int32(n), np.int32(m),
+                                           *self._key(seed), self.genes)]
+        if self.ls:
+            events.append(self.ls.enqueue(self.genes, self.lengths))
+            events.append(self.k["ga_rotate_to_zero"](rt.queue, (m * self.gene_group,), (self.gene_group,),
+                                                      np.int32(n), self.genes, self.mem))
+        return events + self._measure(0)
+
+    def _measure(self, generation: int) -> list:
+        """Every gene's length, then the global best."""
+        rt, n, m, b, g, lm = self.rt, self.n, self.m, self.best_group, self.gene_group, self.rt.cl.LocalMemory
+        return [self.k["ga_lengths"](rt.queue, (m * g,), (g,), *self.ctx.dinst.dist_args, self.genes,
+                                     self.lengths, lm(8 * g)),
+                self.k["mmas_best"](rt.queue, (b,), (b,), np.int32(n), np.int32(m), self.lengths, self.genes,
+                                    self.best_tour, self.restart_tour, self.status, self.limits,
+                                    np.float64(0.5), np.float64(0.01), np.int32(generation), lm(8 * b),
+                                    lm(4 * b))]
+
+    def generation(self, gen: int, seed: int) -> list:
+        """Enqueue generation `gen` (it starts from measured lengths; ends measured)."""
+        rt, p, n, m, g = self.rt, self.p, self.n, self.m, self.gene_group
+        events = []
+        if p.migration_interval and p.groups > 1 and gen % p.migration_interval == p.migration_interval - 1:
+            events += self._migrate(gen, seed)
+        events += self.compete()
+        a, b, kind, pair, out = self.task_cols
+        events.append(self.k["ga_task_draws"](rt.queue, (round_up(self.tasks, 64),), (64,), np.int32(n),
+                                              np.int32(self.tasks), *self._key(seed), np.uint32(gen),
+                                              np.int32(start_mask(p)), pair, kind, self.task_A, self.task_B,
+                                              self.task_S))
+        events.append(self.k["ga_crossover"](rt.queue, (round_up(self.tasks, 64),), (64,),
+                                             *self.ctx.dinst.dist_args, self.genes, self.genes,
+                                             np.int32(self.tasks), a, b, kind, self.task_A, self.task_B,
+                                             self.task_S, out, self.mem))
+        first = p.size // 2 if p.mutate == "offspring" else 0
+        events.append(self.k["ga_mutate"](rt.queue, (m * g,), (g,), np.int32(n), np.int32(p.size), np.int32(first),
+                                          np.float32(p.mutation_rate), *self._key(seed), np.uint32(gen),
+                                          self.genes))
+        return events + self._measure(gen + 1)
+
+    def compete(self) -> list:
+        """The fixed-rival competition of every group: the winners in the first half."""
+        rt, p, n, g = self.rt, self.p, self.n, self.gene_group
+        size, pairs = np.int32(p.size), (p.groups * (p.size // 2) * g,)
+        if p.competition == "halves":
+            return [self.k["ga_compete"](rt.queue, pairs, (g,), np.int32(n), size, self.genes, self.lengths)]
+        return [self.k["ga_compete_pairs"](rt.queue, pairs, (g,), np.int32(n), size, self.genes, self.lengths,
+                                           self.mem, self.row_lengths),
+                self.k["ga_compete_store"](rt.queue, pairs, (g,), np.int32(n), size, self.mem, self.row_lengths,
+                                           self.genes, self.lengths)]
+
+    def _migrate(self, gen: int, seed: int) -> list:
+        rt, p, n, g, lm = self.rt, self.p, self.n, self.gene_group, self.rt.cl.LocalMemory
+        groups = p.groups
+        rt.cl.enqueue_copy(rt.queue, self.targets, migration_targets(groups, seed, gen))
+        return [self.k["ga_extremes"](rt.queue, (groups * g,), (g,), np.int32(p.size), self.lengths,
+                                      self.best_of, self.worst_of, lm(8 * g), lm(4 * g)),
+                self.k["ga_migrate_out"](rt.queue, (groups * g,), (g,), np.int32(n), self.best_of, self.genes,
+                                         self.lengths, self.rows, self.row_lengths),
+                self.k["ga_migrate_in"](rt.queue, (groups * g,), (g,), np.int32(n), self.targets, self.worst_of,
+                                        self.rows, self.row_lengths, self.genes, self.lengths)]
+
+    def read_status(self) -> np.ndarray:
+        self.rt.cl.enqueue_copy(self.rt.queue, self.status_host, self.status)
+        return self.status_host.copy()
+
+
+def run_ga(ctx: SolveContext, p: GaParams) -> None:
+    """The initial pool, then `generations` generations in batches between status reads."""
+    if ctx.inst.n < 4:
+        from .construct import NearestNeighborParams, run_nn
+        run_nn(ctx, NearestNeighborParams())
+        return
+    pool = GenePool(ctx, p)
+    ctx.timed(pool.start(ctx.seed))
+    ctx.improve(ctx.read_tour(pool.best_tour), 0)
+    published, published_at, gen = pool.read_status()[M_BEST], time.perf_counter(), 0
+    while gen < p.generations and not ctx.stop(gen):
+        steps = min(p.batch, p.generations - gen)
+        events = [e for j in range(steps) for e in pool.generation(gen + j, ctx.seed)]
+        gen += steps
+        status = pool.read_status()
+        ctx.timed_span(events[0], events[-1])
+        if status[M_BEST] < published and time.perf_counter() - published_at >= PUBLISH_S:
+            ctx.improve(ctx.read_tour(pool.best_tour), gen)
+            published, published_at = status[M_BEST], time.perf_counter()
+    ctx.improve(ctx.read_tour(pool.best_tour), gen)
+    ctx.iterations = gen
+
+
+def _memory(inst: Instance, p: GaParams) -> int:
+    n, m, g = inst.n, p.population, p.groups
+    base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
+    tasks = len(crossover_tasks(p))
+    ls = (ant_two_opt.memory_bytes(n, m) + candidate_bytes(n, p.ls_neighbors)) if p.init == "2opt" else 0
+    return (base + 4 * m * n + 8 * m + 4 * max(tasks * task_words(n), m * n) + 32 * tasks
+            + 4 * g * n + 20 * g + 8 * n + ls + 2**20)
+
+
+def _fits(inst: Instance) -> str | None:
+    if inst.n >= 2**30:
+        return f"ga handles up to {2**30 - 1} cities"
+    return None
+
+
+SOLVERS = [
+    SolverSpec("ga", "genetic algorithm: SCX, BCSCX, ARX or hybrid crossover over jump indices, fixed "
+               "rivals and partners, random 2-opt mutation, islands with migration", GaParams, run_ga,
+               _memory, deterministic=False, unsupported=_fits,
+               repro_params=(GaParams(population=256, groups=4),)),
+]
