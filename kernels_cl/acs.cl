@@ -158,10 +158,12 @@ inline void local_update(PHER_DECL, const uint n, const uint u, const uint v, co
     pher_store(PHER_ARGS, n, v, u, &back, a, b);
 }
 
-/* eta^beta = (1 / d)^beta, d = 0 counted as 0.5 (as kernels_cl/mmas.cl). */
+/* eta^beta = (1 / d)^beta, d = 0 counted as 0.5 (as kernels_cl/mmas.cl); by pown() when
+ * beta is a whole number (the paper's 3), a few multiplications instead of pow(). */
 inline float heuristic(DIST_PARAMS, const uint u, const uint v, const float beta)
 {
-    return pow(1.0f / max((float)DIST((int)u, (int)v), 0.5f), beta);
+    const float eta = 1.0f / max((float)DIST((int)u, (int)v), 0.5f);
+    return beta == rint(beta) ? pown(eta, (int)beta) : pow(eta, beta);
 }
 
 #define ACS_DECL DIST_PARAMS, __global const int *restrict cand, \
@@ -174,6 +176,50 @@ inline float heuristic(DIST_PARAMS, const uint u, const uint v, const float beta
 inline uint4 q_draws(const rng_key_t key, const uint ant, const uint iteration, const uint step)
 {
     return ant_draws(key, ant, iteration, step >> 2, Q_SLOT);
+}
+
+/* A work-item's share of the fallback (section 3.1.1): its entry (bits of 1 / w, city)
+ * for the least 1 / w, w = tau * eta^beta, over the unvisited cities.  Over the
+ * selective memory every edge but cur's SPM_S stored ones has tau_min, so among those
+ * the nearest unvisited city (ties to the lower) has the largest w: the scan compares
+ * distances alone and weighs one city, and the work-items i < SPM_S weigh stored edge i
+ * (pow() for every unvisited city made this step the most of a step's time from
+ * n = 10,000 up). */
+inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, const float beta)
+{
+    const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
+    ulong best = ULONG_MAX;
+#if STORE == STORE_SPM
+    uint2 row[SPM_S];
+    for (uint i = 0; i < SPM_S; i++)
+        row[i] = spm[cur * SPM_S + i];
+    ulong nearest = ULONG_MAX;
+    for (uint v = lid; v < un; v += p) {
+        int stored = 0;
+        for (uint i = 0; i < SPM_S; i++)
+            stored |= row[i].x == v;
+        if (!stored && !tabu_visited(TABU_ARGS, un, v))
+            nearest = min(nearest, ((ulong)DIST((int)cur, (int)v) << 32) | v);
+    }
+    if (nearest != ULONG_MAX) {
+        const uint v = (uint)nearest;
+        best = ((ulong)as_uint(1.0f / (tau_min * heuristic(DIST_ARGS, cur, v, beta))) << 32) | v;
+    }
+    if (lid < SPM_S) {
+        const uint v = row[lid].x;
+        if (v != EMPTY_NODE && !tabu_visited(TABU_ARGS, un, v)) {
+            const float w = as_float(row[lid].y) * heuristic(DIST_ARGS, cur, v, beta);
+            best = min(best, ((ulong)as_uint(1.0f / w) << 32) | v);
+        }
+    }
+#else
+    for (uint v = lid; v < un; v += p)
+        if (!tabu_visited(TABU_ARGS, un, v)) {
+            const float w = pher_read(PHER_ARGS, un, cur, v) * heuristic(DIST_ARGS, cur, v, beta);
+            best = min(best, ((ulong)as_uint(1.0f / w) << 32) | v);
+        }
+#endif
+    return best;
 }
 
 /* The next city of an ant at cur (Fig. 3), the same in every work-item; NONE only when
@@ -202,13 +248,7 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
     if (next == NONE) {
         /* no unvisited candidate: the unvisited city with the largest tau * eta^beta (the
          * least 1 / w, ties to the lower city) */
-        ulong best = ULONG_MAX;
-        for (uint v = lid; v < un; v += p)
-            if (!tabu_visited(TABU_ARGS, un, v)) {
-                const float w = pher_read(PHER_ARGS, un, cur, v) * heuristic(DIST_ARGS, cur, v, beta);
-                best = min(best, ((ulong)as_uint(1.0f / w) << 32) | v);
-            }
-        const ulong won = group_min_entry(st, best);
+        const ulong won = group_min_entry(st, fallback_entry(TABU_ARGS, DIST_ARGS, PHER_ARGS, cur, beta));
         next = won == ULONG_MAX ? NONE : (uint)won;
     }
     return next;
@@ -397,4 +437,20 @@ __kernel void acs_pher_sequence(const int n, PHER_DECL, __global const int *rest
         pher_update(PHER_ARGS, (uint)n, (uint)u[t], (uint)v[t], a[t], b[t]);
     for (int r = 0; r < nreads; r++)
         read_out[r] = pher_read(PHER_ARGS, (uint)n, (uint)reads[2 * r], (uint)reads[2 * r + 1]);
+}
+
+/* Tests: the fallback's choice (fallback_entry over one work-group) from city cur with
+ * the visited cities of bitmask `visited`, written to out[0] (NONE: every city visited). */
+__kernel void acs_fallback_choice(DIST_PARAMS, PHER_DECL, const float beta, const uint cur,
+                                  __global const uint *restrict visited, __global uint *restrict out,
+                                  TABU_DECL, __local long *scratch)
+{
+    const uint un = (uint)n;
+    for (uint w = get_local_id(0); w < (un + 31) / 32; w += get_local_size(0))
+        bits[w] = visited[w];
+    select_state_t st = select_init(scratch);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const ulong won = group_min_entry(&st, fallback_entry(TABU_ARGS, DIST_ARGS, PHER_ARGS, cur, beta));
+    if (get_local_id(0) == 0)
+        out[0] = won == ULONG_MAX ? NONE : (uint)won;
 }

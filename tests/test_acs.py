@@ -126,6 +126,44 @@ def test_selective_memory_matches_a_host_model_of_fig5(rt, s):  # noqa: F811
     assert np.array_equal(rt.read(out, np.float32, len(reads)), np.array(want, np.float32))
 
 
+@pytest.mark.parametrize("store", ["matrix", "spm"])
+def test_fallback_takes_the_unvisited_city_with_the_largest_trail_times_heuristic(rt, store):  # noqa: F811
+    """With no candidate left: argmax over unvisited v of tau(cur, v) (1 / d)^beta, ties
+    to the lower city, against a host scan; the selective memory holds a few edges with
+    large random trails (some to far cities), every other edge at tau_min."""
+    n, s, beta, tau_min = 150, 8, 3.0, np.float32(1e-3)
+    inst = generate("uniform", n, seed=11)
+    d = inst.full_matrix().astype(np.float64)
+    rng = np.random.default_rng(5)
+    k = DeviceInstance(rt, inst).kernel("acs", "acs_fallback_choice", CL=8, STORE=acs.STORES[store], SPM_S=s)
+    lm = rt.cl.LocalMemory
+    for trial in range(12):
+        cur = int(rng.integers(n))
+        visited = rng.random(n) < rng.uniform(0.2, 0.95)
+        visited[cur] = True
+        tau = np.full((n, n), tau_min, np.float32)
+        if store == "spm":
+            pairs = np.tile(np.array([acs.EMPTY_NODE, 0], np.uint32), (n, s, 1))
+            for slot, v in enumerate(rng.choice(n, int(rng.integers(0, s + 1)), replace=False)):
+                trail = np.float32(tau_min * rng.uniform(1.0, 50.0))
+                pairs[cur, slot] = (v, trail.view(np.uint32))
+                tau[cur, v] = trail
+            store_buf = rt.to_device(pairs.reshape(-1))
+        else:
+            tau[cur] = (tau_min * rng.uniform(1.0, 50.0, n)).astype(np.float32)
+            store_buf = rt.to_device(tau.reshape(-1))
+        words = np.zeros((n + 31) // 32, np.uint32)
+        for v in np.flatnonzero(visited):
+            words[v >> 5] |= np.uint32(1 << (v & 31))
+        out = rt.empty(4)
+        k(rt.queue, (32,), (32,), *DeviceInstance(rt, inst).dist_args, store_buf, rt.to_device(np.zeros(n, np.uint32)),
+          tau_min, np.float32(beta), np.uint32(cur), rt.to_device(words), out, lm(4 * len(words)), lm(8 * 32))
+        eta = (1.0 / np.maximum(d[cur], 0.5)) ** beta
+        w = np.where(visited, -1.0, tau[cur].astype(np.float64) * eta)
+        want = int(np.argmax(w)) if not visited.all() else 0xFFFFFFFF
+        assert int(rt.read(out, np.uint32, 1)[0]) == want, trial
+
+
 @pytest.mark.parametrize("variant", acs.VARIANTS)
 def test_q0_one_is_the_greedy_nearest_neighbour_tour(rt, variant):  # noqa: F811
     """With every trail equal, the greedy choice is the nearest unvisited candidate, and
