@@ -179,46 +179,16 @@ inline uint4 q_draws(const rng_key_t key, const uint ant, const uint iteration, 
 }
 
 /* A work-item's share of the fallback (section 3.1.1): its entry (bits of 1 / w, city)
- * for the least 1 / w, w = tau * eta^beta, over the unvisited cities.  Over the
- * selective memory every edge but cur's SPM_S stored ones has tau_min, so among those
- * the nearest unvisited city (ties to the lower) has the largest w: the scan compares
- * distances alone and weighs one city, and the work-items i < SPM_S weigh stored edge i
- * (pow() for every unvisited city made this step the most of a step's time from
- * n = 10,000 up). */
+ * for the least 1 / w, w = tau * eta^beta, over the unvisited cities. */
 inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, const float beta)
 {
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     ulong best = ULONG_MAX;
-#if STORE == STORE_SPM
-    uint2 row[SPM_S];
-    for (uint i = 0; i < SPM_S; i++)
-        row[i] = spm[cur * SPM_S + i];
-    ulong nearest = ULONG_MAX;
-    for (uint v = lid; v < un; v += p) {
-        int stored = 0;
-        for (uint i = 0; i < SPM_S; i++)
-            stored |= row[i].x == v;
-        if (!stored && !tabu_visited(TABU_ARGS, un, v))
-            nearest = min(nearest, ((ulong)DIST((int)cur, (int)v) << 32) | v);
-    }
-    if (nearest != ULONG_MAX) {
-        const uint v = (uint)nearest;
-        best = ((ulong)as_uint(1.0f / (tau_min * heuristic(DIST_ARGS, cur, v, beta))) << 32) | v;
-    }
-    if (lid < SPM_S) {
-        const uint v = row[lid].x;
-        if (v != EMPTY_NODE && !tabu_visited(TABU_ARGS, un, v)) {
-            const float w = as_float(row[lid].y) * heuristic(DIST_ARGS, cur, v, beta);
-            best = min(best, ((ulong)as_uint(1.0f / w) << 32) | v);
-        }
-    }
-#else
     for (uint v = lid; v < un; v += p)
         if (!tabu_visited(TABU_ARGS, un, v)) {
             const float w = pher_read(PHER_ARGS, un, cur, v) * heuristic(DIST_ARGS, cur, v, beta);
             best = min(best, ((ulong)as_uint(1.0f / w) << 32) | v);
         }
-#endif
     return best;
 }
 
