@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tspcl import errors
@@ -209,6 +210,26 @@ def test_info_devices_and_gen(tmp_path):
     assert d.returncode == 0 and "platform 0" in d.stdout
     s = tspcl("solve", str(g), "--algo", "greedy", "--json", "-q")
     assert json.loads(s.stdout)["gap_percent"] is not None
+    assert json.loads(s.stdout)["bhh_gap_percent"] is None  # an optimum is known
+
+
+def test_bhh_estimate_stands_in_for_an_unknown_optimum(tmp_path):
+    """0.7124 sqrt(n A) over the bounding box, and the gap to it, where no optimum is known."""
+    from tspcl.optima import bhh_estimate
+    from tspcl.tsplib import read_problem
+
+    u = tmp_path / "u.tsp"
+    assert tspcl("gen", "uniform", "-n", "400", "-s", "3", "-o", str(u)).returncode == 0
+    inst = read_problem(str(u))
+    box = np.ptp(inst.coords, axis=0)
+    assert bhh_estimate(inst) == pytest.approx(0.7124 * np.sqrt(400 * box[0] * box[1]))
+    s = json.loads(tspcl("solve", str(u), "--algo", "greedy", "--json", "-q").stdout)
+    assert s["optimum"] is None
+    assert s["bhh_gap_percent"] == pytest.approx(100 * (s["length"] / s["bhh_estimate"] - 1), abs=1e-3)
+    explicit = tmp_path / "e.tsp"
+    explicit.write_text("NAME : e\nTYPE : TSP\nDIMENSION : 3\nEDGE_WEIGHT_TYPE : EXPLICIT\n"
+                        "EDGE_WEIGHT_FORMAT : FULL_MATRIX\nEDGE_WEIGHT_SECTION\n0 1 2\n1 0 3\n2 3 0\nEOF\n")
+    assert bhh_estimate(read_problem(str(explicit))) is None
 
 
 def test_help_texts_explain():

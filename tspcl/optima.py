@@ -1,11 +1,15 @@
-"""Known optimal lengths, for gaps: generator comments, then optima.csv files."""
+"""Known optimal lengths, for gaps: generator comments, then optima.csv files; and the
+Beardwood-Halton-Hammersley estimate for random instances without one."""
 
 from __future__ import annotations
 
 import csv
+import math
 import os
 from functools import lru_cache
 from pathlib import Path
+
+import numpy as np
 
 from .instance import Instance
 
@@ -53,3 +57,19 @@ def known_optimum(inst: Instance) -> int | None:
 
 def gap_percent(length: int, optimum: int | None) -> float | None:
     return None if not optimum else 100.0 * (length - optimum) / optimum
+
+
+BHH_CONSTANT = 0.7124  # the optimal tour of n uniform random points in area A: about 0.7124 sqrt(n A)
+
+
+def bhh_estimate(inst: Instance) -> float | None:
+    """The Beardwood-Halton-Hammersley estimate of the optimal length, 0.7124 sqrt(n A)
+    with A the area of the cities' bounding box: meant for cities spread uniformly over a
+    rectangle (tspcl gen uniform), an estimate, not a bound.  None where it has no
+    meaning: distances not planar Euclidean (EUC_2D, CEIL_2D), fewer than 2 cities or a
+    box of no area."""
+    if inst.coords is None or inst.weight_type not in ("EUC_2D", "CEIL_2D") or inst.n < 2:
+        return None
+    width, height = np.ptp(inst.coords[:, 0]), np.ptp(inst.coords[:, 1])
+    area = float(width) * float(height)
+    return BHH_CONSTANT * math.sqrt(inst.n * area) if area > 0 else None

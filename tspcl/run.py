@@ -15,7 +15,7 @@ import numpy as np
 from .device import Runtime
 from .device_instance import DeviceInstance
 from .instance import Instance
-from .optima import gap_percent, known_optimum
+from .optima import bhh_estimate, gap_percent, known_optimum
 from .solvers import SolveContext, SolverSpec
 from .solvers.base import Progress
 from .stop import AnyOf, Deadline, MaxIterations
@@ -41,6 +41,7 @@ class Result:
     history: list = field(default_factory=list)
     interrupted: bool = False
     notes: list = field(default_factory=list)
+    bhh: float | None = None           # the BHH estimate, where no optimum is known
     version: str = field(default_factory=version_string)
 
     @property
@@ -54,6 +55,8 @@ class Result:
             "params": self.params, "seed": self.seed, "device": self.device,
             "length": self.length, "optimum": self.optimum,
             "gap_percent": None if self.gap is None else round(self.gap, 4),
+            "bhh_estimate": None if self.bhh is None else round(self.bhh, 1),
+            "bhh_gap_percent": None if self.bhh is None else round(100.0 * (self.length / self.bhh - 1.0), 4),
             "wall_s": round(self.wall_s, 6), "kernel_s": round(self.kernel_s, 6),
             "iterations": self.iterations, "interrupted": self.interrupted, "notes": self.notes,
             "version": self.version,
@@ -100,10 +103,12 @@ def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
         if ctx.best_order is None:
             raise
         interrupted = True
+    optimum = known_optimum(inst)
     return Result(inst.name, inst.n, spec.name, params_dict(params), seed, rt.name,
-                  ctx.best_order, ctx.best_length, known_optimum(inst),
+                  ctx.best_order, ctx.best_length, optimum,
                   time.perf_counter() - started, ctx.kernel_seconds, ctx.iterations,
-                  list(ctx.history), interrupted, list(ctx.notes))
+                  list(ctx.history), interrupted, list(ctx.notes),
+                  bhh=bhh_estimate(inst) if optimum is None else None)
 
 
 __all__ = ["Progress", "Result", "solve", "plan_memory"]
