@@ -57,16 +57,6 @@
  * edge, as with the matrix.  The tail advances by atomic_inc, as in the paper's code,
  * so that ants adding edges to one city at once take different slots. */
 #define EMPTY_NODE 0xFFFFFFFFu
-/* Trails are read through volatile pointers: the H100 would keep a line of trails in an
- * SM's L1 for the rest of the launch, and its ants would not see the local updates that
- * other SMs' ants make meanwhile (eq. 3 is there to steer an ant off the edges other
- * ants just took).  A volatile load goes to L2, where every update lands, as the global
- * loads of the paper's Kepler GPU did. */
-#if STORE == STORE_SPM
-#define SPM_AT(i) (((volatile __global uint2 *)spm)[i])
-#else
-#define TAU_AT(i) (((volatile __global float *)tau)[i])
-#endif
 #if STORE == STORE_SPM
 #define PHER_DECL __global uint2 *restrict spm, __global uint *restrict spm_tail, const float tau_min
 #define PHER_ARGS spm, spm_tail, tau_min
@@ -79,13 +69,13 @@ inline float pher_read(PHER_DECL, const uint n, const uint u, const uint v)
 {
 #if STORE == STORE_SPM
     for (uint i = 0; i < SPM_S; i++) {
-        const uint2 edge = SPM_AT(u * SPM_S + i);
+        const uint2 edge = spm[u * SPM_S + i];
         if (edge.x == v)
             return as_float(edge.y);
     }
     return tau_min;
 #else
-    return TAU_AT((ulong)u * n + v);
+    return tau[(ulong)u * n + v];
 #endif
 }
 
@@ -106,9 +96,9 @@ inline trail_t pher_load(PHER_DECL, const uint n, const uint u, const uint v)
     trail_t t;
 #if STORE == STORE_SPM
     for (uint i = 0; i < SPM_S; i++)
-        t.row[i] = SPM_AT(u * SPM_S + i);
+        t.row[i] = spm[u * SPM_S + i];
 #else
-    t.cell = as_uint(TAU_AT((ulong)u * n + v));
+    t.cell = as_uint(tau[(ulong)u * n + v]);
 #endif
     return t;
 }
@@ -179,16 +169,47 @@ inline uint4 q_draws(const rng_key_t key, const uint ant, const uint iteration, 
 }
 
 /* A work-item's share of the fallback (section 3.1.1): its entry (bits of 1 / w, city)
- * for the least 1 / w, w = tau * eta^beta, over the unvisited cities. */
+ * for the least 1 / w, w = tau * eta^beta, over the unvisited cities.  Over the
+ * selective memory every edge but cur's SPM_S stored ones has tau_min, so among those
+ * the nearest unvisited city (ties to the lower) has the largest w: the scan compares
+ * distances alone and weighs one city, and the work-items i < SPM_S weigh stored edge i
+ * (pow() and a memory scan for every unvisited city made this step most of a step's
+ * time from n = 10,000 up: rl11849 at 256 ants, about 150 ms an iteration before, 43
+ * ms after, BENCHMARKS.md). */
 inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, const float beta)
 {
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     ulong best = ULONG_MAX;
+#if STORE == STORE_SPM
+    uint2 row[SPM_S];
+    for (uint i = 0; i < SPM_S; i++)
+        row[i] = spm[cur * SPM_S + i];
+    ulong nearest = ULONG_MAX;
+    for (uint v = lid; v < un; v += p) {
+        int stored = 0;
+        for (uint i = 0; i < SPM_S; i++)
+            stored |= row[i].x == v;
+        if (!stored && !tabu_visited(TABU_ARGS, un, v))
+            nearest = min(nearest, ((ulong)DIST((int)cur, (int)v) << 32) | v);
+    }
+    if (nearest != ULONG_MAX) {
+        const uint v = (uint)nearest;
+        best = ((ulong)as_uint(1.0f / (tau_min * heuristic(DIST_ARGS, cur, v, beta))) << 32) | v;
+    }
+    if (lid < SPM_S) {
+        const uint v = row[lid].x;
+        if (v != EMPTY_NODE && !tabu_visited(TABU_ARGS, un, v)) {
+            const float w = as_float(row[lid].y) * heuristic(DIST_ARGS, cur, v, beta);
+            best = min(best, ((ulong)as_uint(1.0f / w) << 32) | v);
+        }
+    }
+#else
     for (uint v = lid; v < un; v += p)
         if (!tabu_visited(TABU_ARGS, un, v)) {
             const float w = pher_read(PHER_ARGS, un, cur, v) * heuristic(DIST_ARGS, cur, v, beta);
             best = min(best, ((ulong)as_uint(1.0f / w) << 32) | v);
         }
+#endif
     return best;
 }
 
