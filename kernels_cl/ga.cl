@@ -17,8 +17,10 @@
  * backward jump indices of section 2.3 (Table 1, eq. 1): the offsets to the nearest
  * unvisited position either way, kept up to date as a doubly linked list over each
  * parent's sequence, so an offspring costs O(n).  A construction may start from any
- * city (the paper always starts from city 0; tspcl/solvers/ga.py says why BCSCX does
- * not by default); the offspring is stored rotated to start at city 0.
+ * city (the paper always starts from city 0; tspcl/solvers/ga.py says why BCSCX and ARX
+ * do not by default: from city 0 the construction is deterministic, so alike parents give
+ * the same child and an ARX pool collapses); the offspring is stored rotated to start at
+ * city 0.
  *
  * A generation (tspcl/solvers/ga.py) is: the competition (ga_compete: the paper's rivals
  * j and j + size / 2, section 3.2; or ga_compete_pairs and ga_compete_store: adjacent

@@ -18,7 +18,8 @@ files tspcl knows (an optima.csv beside the problem or one directory up).
 
 The paper: xqf131 (BCSCX / ARX / hybrid) 35.54 / 67.45 / 26.40 generations to 0.1 and
 0.041 / 0.008 / 0.019 after 100; xql662 71.21 / 532.42 / 54.23 and 0.057 / 0.058 / 0.021
-(2048 genes, 100 runs each).
+(2048 genes, 100 runs each; its xql662 ARX row contradicts itself, 0.058 after 100
+generations but 532 to reach 0.1: give ARX --generations 600 to see the second).
 """
 
 from __future__ import annotations

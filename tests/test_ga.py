@@ -151,6 +151,28 @@ def test_task_draws_give_switch_points_and_start_cities(rt, random_start):  # no
             assert np.all(s == 0)
 
 
+def test_bcscx_and_arx_start_anywhere_by_default():
+    assert ga.start_mask(ga.GaParams()) == (1 << ga.BCSCX) | (1 << ga.ARX)
+
+
+def test_an_arx_pool_from_random_starts_stays_diverse_where_one_from_city_0_collapses(rt):  # noqa: F811
+    """Why ARX starts anywhere by default (tspcl/solvers/ga.py): built from city 0, alike
+    parents give one child and the pool collapses onto a few genes; from random cities it
+    keeps distinct genes (no mutation in either, so only the start differs)."""
+    inst = generate("clustered", 60, seed=2)
+    distinct = {}
+    for random_start in ("none", "all"):
+        ctx, pool = pool_for(rt, inst, crossover="arx", population=128, groups=1, mutation_rate=0.0,
+                             random_start=random_start)
+        ctx.timed(pool.start(ctx.seed))
+        for gen in range(60):
+            ctx.timed(pool.generation(gen, ctx.seed))
+        genes, _ = read_pool(rt, pool)
+        assert all(g[0] == 0 and sorted(g) == list(range(inst.n)) for g in genes)
+        distinct[random_start] = len({tuple(g) for g in genes})
+    assert distinct["none"] <= 16 and distinct["all"] >= 96
+
+
 def test_the_pools_best_never_gets_worse_when_only_offspring_mutate(rt):  # noqa: F811
     inst = generate("clustered", 45, seed=10)
     ctx, pool = pool_for(rt, inst, population=64, groups=2, crossover="hybrid", mutation_rate=0.5,

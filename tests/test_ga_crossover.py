@@ -139,3 +139,27 @@ def test_arx_children_follow_the_privileged_parent_between_the_switch_points(rt)
             before = next(p[(i - s) % n] for s in range(1, n) if p[(i - s) % n] not in seen)
             assert child[k] in (after, before)
             seen.add(child[k])
+
+
+def test_arx_from_city_0_gives_alike_parents_one_child_and_random_starts_many(rt):  # noqa: F811
+    """The reason ARX starts from a random city by default (tspcl/solvers/ga.py): from city
+    0 the construction is deterministic, so copies of one parent, whatever the switch
+    points, all give the same child (a converging pool collapses onto such children);
+    from random start cities they give different tours, each still built from the
+    privileged parent's legitimate cities."""
+    n = 70
+    inst = generate("clustered", n, seed=12)
+    d = inst.full_matrix()
+    rng = np.random.default_rng(13)
+    parent = np.array(host_nearest_order(d), np.int32)
+    parent[1:] = np.roll(parent[1:], 7)  # a good tour, not a fixed point of the walk
+    genes = np.stack([parent, parent])
+    points = [tuple(sorted(rng.integers(1, n, 2))) for _ in range(8)]
+    from_0 = device_crossover(rt, inst, genes, [(0, 1, ARX, A, B, 0) for A, B in points])
+    assert len({tuple(c) for c in from_0}) == 1
+    starts = rng.choice(n, 8, replace=False)
+    anywhere = device_crossover(rt, inst, genes, [(0, 1, ARX, A, B, s) for (A, B), s in zip(points, starts)])
+    assert len({tuple(c) for c in anywhere}) >= 4
+    for (A, B), s, child in zip(points, starts, anywhere):
+        assert sorted(child) == list(range(n)) and child[0] == 0
+        assert list(child) == host_crossover(d, list(parent), list(parent), ARX, A, B, int(s))

@@ -90,7 +90,7 @@ def solve(
     population: Optional[int] = typer.Option(None, "--population", help="ga: genes in the pool (2048)."),
     groups: Optional[int] = typer.Option(None, "--groups", help="ga: islands of equal size (8), each group's best migrating to another."),
     generations: Optional[int] = typer.Option(None, "--generations", help="ga: generations (1000)."),
-    mutation_rate: Optional[float] = typer.Option(None, "--mutation-rate", help="ga: fraction of the offspring given a random 2-opt move each generation (0.02); -p mutate=all, -p competition=halves, -p random_start=none|all for the paper's other readings."),
+    mutation_rate: Optional[float] = typer.Option(None, "--mutation-rate", help="ga: fraction of the offspring given a random 2-opt move each generation (0.02); -p mutate=all, -p competition=halves, -p random_start=none (every child from city 0, as the paper) or bcscx (ARX from city 0) for the paper's other readings."),
     migration_interval: Optional[int] = typer.Option(None, "--migration-interval", help="ga: generations between migrations (10; 0: never)."),
     init: Optional[str] = typer.Option(None, "--init", help="ga: random genes, or 2opt: random genes at 2-opt local optima."),
     accept: Optional[str] = typer.Option(None, "--accept",
