@@ -172,18 +172,24 @@ inline uint4 q_draws(const rng_key_t key, const uint ant, const uint iteration, 
  * for the least 1 / w, w = tau * eta^beta, over the unvisited cities.  Over the
  * selective memory every edge but cur's SPM_S stored ones has tau_min, so among those
  * the nearest unvisited city (ties to the lower) has the largest w: the scan compares
- * distances alone and weighs one city, and the work-items i < SPM_S weigh stored edge i
+ * distances alone and weighs one city, and the stored edges are weighed by their trails
  * (pow() and a memory scan for every unvisited city made this step most of a step's
  * time from n = 10,000 up: rl11849 at 256 ants, about 150 ms an iteration before, 43
- * ms after, BENCHMARKS.md). */
-inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, const float beta)
+ * ms after, BENCHMARKS.md).  The stored edges are read once into local memory after the
+ * scratch's first get_local_size(0) longs, one snapshot for the whole work-group: other
+ * ants rewrite them meanwhile, and a city the scan leaves out as stored must be one that
+ * is weighed as stored (with a snapshot per work-item a city could be left out by both,
+ * and the last one missed: the ant then took no city). */
+inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, const float beta,
+                            select_state_t *st)
 {
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     ulong best = ULONG_MAX;
 #if STORE == STORE_SPM
-    uint2 row[SPM_S];
-    for (uint i = 0; i < SPM_S; i++)
+    __local uint2 *row = (__local uint2 *)st->scratch + p;
+    for (uint i = lid; i < SPM_S; i += p)
         row[i] = spm[cur * SPM_S + i];
+    barrier(CLK_LOCAL_MEM_FENCE);
     ulong nearest = ULONG_MAX;
     for (uint v = lid; v < un; v += p) {
         int stored = 0;
@@ -196,10 +202,10 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
         const uint v = (uint)nearest;
         best = ((ulong)as_uint(1.0f / (tau_min * heuristic(DIST_ARGS, cur, v, beta))) << 32) | v;
     }
-    if (lid < SPM_S) {
-        const uint v = row[lid].x;
+    for (uint i = lid; i < SPM_S; i += p) {
+        const uint v = row[i].x;
         if (v != EMPTY_NODE && !tabu_visited(TABU_ARGS, un, v)) {
-            const float w = as_float(row[lid].y) * heuristic(DIST_ARGS, cur, v, beta);
+            const float w = as_float(row[i].y) * heuristic(DIST_ARGS, cur, v, beta);
             best = min(best, ((ulong)as_uint(1.0f / w) << 32) | v);
         }
     }
@@ -239,7 +245,7 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
     if (next == NONE) {
         /* no unvisited candidate: the unvisited city with the largest tau * eta^beta (the
          * least 1 / w, ties to the lower city) */
-        const ulong won = group_min_entry(st, fallback_entry(TABU_ARGS, DIST_ARGS, PHER_ARGS, cur, beta));
+        const ulong won = group_min_entry(st, fallback_entry(TABU_ARGS, DIST_ARGS, PHER_ARGS, cur, beta, st));
         next = won == ULONG_MAX ? NONE : (uint)won;
     }
     return next;
@@ -441,7 +447,7 @@ __kernel void acs_fallback_choice(DIST_PARAMS, PHER_DECL, const float beta, cons
         bits[w] = visited[w];
     select_state_t st = select_init(scratch);
     barrier(CLK_LOCAL_MEM_FENCE);
-    const ulong won = group_min_entry(&st, fallback_entry(TABU_ARGS, DIST_ARGS, PHER_ARGS, cur, beta));
+    const ulong won = group_min_entry(&st, fallback_entry(TABU_ARGS, DIST_ARGS, PHER_ARGS, cur, beta, &st));
     if (get_local_id(0) == 0)
         out[0] = won == ULONG_MAX ? NONE : (uint)won;
 }

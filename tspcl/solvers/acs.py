@@ -108,9 +108,10 @@ class AcsColony:
         rt, n = ctx.rt, ctx.inst.n
         self.ctx, self.rt, self.n, self.p = ctx, rt, n, p
         self.ants = p.ants or n
-        need = 4 * (-(-n // 32)) + 8 * GROUP + 64   # the tabu bitmask, the scratch
+        self.scratch_bytes = 8 * (GROUP + p.spm_size)   # reductions, then the fallback's SPM row
+        need = 4 * (-(-n // 32)) + self.scratch_bytes + 64   # the tabu bitmask, the scratch
         if need > rt.limits.local_mem:
-            most = 32 * ((rt.limits.local_mem - 8 * GROUP - 64) // 4)
+            most = 32 * ((rt.limits.local_mem - self.scratch_bytes - 64) // 4)
             raise UsageError(f"acs keeps an ant's visited cities as a bitmask in local memory: {n} cities "
                              f"need {need} bytes, {rt.name} has {rt.limits.local_mem} (up to {most} cities)")
         self.cl = cl = min(p.cl, n - 1)
@@ -188,7 +189,7 @@ class AcsColony:
         acs = (*self.ctx.dinst.dist_args, self.cand, self.cand_heur, *self._pher(),
                np.float32(self.q0), np.float32(p.beta))
         local_rule = (np.float32(p.rho), np.float32(self.tau0), np.uint32(p.k))
-        tabu, scratch = lm(4 * (-(-n // 32))), lm(8 * g)
+        tabu, scratch = lm(4 * (-(-n // 32))), lm(self.scratch_bytes)
         if p.variant == "gpu":
             events = [self.k["acs_first"](rt.queue, (round_up(ants, 64),), (64,), np.int32(n), np.int32(ants),
                                           *key, self.tours, self.visited, self.ant_steps)]
