@@ -36,62 +36,70 @@
 #define BCSCX 1
 #define ARX 2
 
-/* An offspring's working memory (global, per task): for each parent its positions
- * (pos[city]), forward and backward jump indices by position, then the visited bits. */
-#define PARENT_WORDS(n) (3 * (n))
-#define TASK_WORDS(n) (2 * PARENT_WORDS(n) + ((n) + 31) / 32)
-
-typedef struct {
-    __global const int *gene;   /* the parent's sequence */
-    __global int *pos, *fwd, *bwd;
-} parent_t;
-
-/* Positions and jump indices 1 everywhere: no city visited yet.  Visiting the start city
- * (parent_visit) then gives Table 1's setting when the start is city 0. */
-inline parent_t parent_init(__global const int *gene, __global int *mem, const int n)
-{
-    parent_t p = {gene, mem, mem + n, mem + 2 * n};
-    for (int i = 0; i < n; i++) {
-        p.pos[gene[i]] = i;
-        p.fwd[i] = 1;
-        p.bwd[i] = 1;
-    }
-    return p;
-}
+/* An offspring's working memory (global, per task), for each parent one record per
+ * position (Table 1 packed with what a step needs next): (city, forward jump index,
+ * backward jump index, the city's position in the other parent), then the first
+ * parent's positions by city and the visited bits (SCX's template only).  A step's
+ * dependent global loads are then the candidates' records and, beside their distances,
+ * the other parent's records of the same cities: two levels where separate position,
+ * jump-index and gene arrays needed five or six (the crossover is latency-bound: one
+ * work-item per offspring, a few warps on the whole GPU at small populations). */
+#define TASK_WORDS(n) ((9 * (n) + ((n) + 31) / 32 + 3) & ~3)
 
 inline int wrap(const int i, const int n) { return i >= n ? i - n : i < 0 ? i + n : i; }
 
-/* The unvisited city after (dir = 1) or before (dir = -1) city c in the parent, c being
- * the city visited last (its indices are current: nothing was visited since). */
-inline int parent_next(const parent_t p, const int c, const int dir, const int n)
+/* A city with its position and record in both parents. */
+typedef struct {
+    int city, ia, ib;
+    int4 ra, rb;
+} cand_t;
+
+/* The city whose record r at position i of one parent (the first when own_is_a) is in
+ * hand, with its place and record in the other parent, whose records are `other`. */
+inline cand_t candidate_with(const int4 r, const int i, __global const int4 *other, const int own_is_a)
 {
-    const int i = p.pos[c];
-    return p.gene[wrap(dir > 0 ? i + p.fwd[i] : i - p.bwd[i], n)];
+    const int4 s = other[r.w];
+    cand_t c = {r.x, own_is_a ? i : r.w, own_is_a ? r.w : i, own_is_a ? r : s, own_is_a ? s : r};
+    return c;
 }
 
-/* City c is visited: unlink its position (eq. 1). */
-inline void parent_visit(const parent_t p, const int c, const int n)
+inline cand_t candidate_at(__global const int4 *own, __global const int4 *other, const int i, const int own_is_a)
 {
-    const int i = p.pos[c], before = wrap(i - p.bwd[i], n), after = wrap(i + p.fwd[i], n);
-    p.fwd[before] += p.fwd[i];
-    p.bwd[after] += p.bwd[i];
+    return candidate_with(own[i], i, other, own_is_a);
+}
+
+/* The unvisited positions after and before a visited one, with their records. */
+typedef struct {
+    int after, before;
+    int4 after_rec, before_rec;
+} around_t;
+
+/* The city at position i (record r) of one parent is visited: unlink the position
+ * (eq. 1) and return its unvisited neighbours' records as they are now. */
+inline around_t unlink_position(__global int4 *rec, const int i, const int4 r, const int n)
+{
+    around_t s = {wrap(i + r.y, n), wrap(i - r.z, n)};
+    s.after_rec = rec[s.after];
+    s.before_rec = rec[s.before];
+    s.before_rec.y += r.y;
+    s.after_rec.z += r.z;
+    if (s.after == s.before) {  /* the last unvisited position: both changes are its */
+        s.after_rec.y = s.before_rec.y;
+        s.before_rec = s.after_rec;
+    }
+    rec[s.before].y = s.before_rec.y;
+    rec[s.after].z = s.after_rec.z;
+    return s;
 }
 
 inline int visited(__global const uint *bits, const int c) { return (bits[c >> 5] >> (c & 31)) & 1u; }
-
-/* The nearer of a and b to cur, a on a tie when a_first, else b. */
-inline int nearer(DIST_PARAMS, const int cur, const int a, const int b, const int a_first)
-{
-    const int da = DIST(cur, a), db = DIST(cur, b);
-    return da < db || (a_first && da == db) ? a : b;
-}
 
 /* One offspring per task t: parents genes[task_a[t]] and genes[task_b[t]], crossover
  * task_kind[t] (SCX, BCSCX, ARX with switch points task_A[t] <= task_B[t], the first
  * parent privileged outside them), built from city task_S[t] (0 for SCX, whose template
  * needs it) and stored rotated to start at city 0 in offspring[task_out[t]]; mem:
  * TASK_WORDS(n) ints per task.  offspring may be genes itself when no task writes a
- * parent's slot. */
+ * parent's slot (the child's row serves as scratch while the records are set up). */
 __kernel void ga_crossover(DIST_PARAMS, __global const int *genes, __global int *offspring, const int tasks,
                            __global const int *restrict task_a, __global const int *restrict task_b,
                            __global const int *restrict task_kind, __global const int *restrict task_A,
@@ -102,45 +110,72 @@ __kernel void ga_crossover(DIST_PARAMS, __global const int *genes, __global int 
     if (t >= tasks)
         return;
     __global int *m = mem + (long)t * TASK_WORDS(n);
-    const parent_t pa = parent_init(genes + (long)task_a[t] * n, m, n);
-    const parent_t pb = parent_init(genes + (long)task_b[t] * n, m + PARENT_WORDS(n), n);
-    __global uint *bits = (__global uint *)(m + 2 * PARENT_WORDS(n));
-    for (int w = 0; w < (n + 31) / 32; w++)
-        bits[w] = 0u;
+    __global int4 *rec_a = (__global int4 *)m, *rec_b = rec_a + n;
+    __global int *pos_a = m + 8 * n;
+    __global uint *bits = (__global uint *)(pos_a + n);
+    __global const int *ga = genes + (long)task_a[t] * n, *gb = genes + (long)task_b[t] * n;
+    __global int *child = offspring + (long)task_out[t] * n, *pos_b = child;
+    /* Jump indices 1 everywhere: no city visited yet (Table 1 once the start is unlinked). */
+    for (int i = 0; i < n; i++) {
+        pos_a[ga[i]] = i;
+        pos_b[gb[i]] = i;
+    }
+    for (int i = 0; i < n; i++) {
+        const int x = ga[i], y = gb[i];
+        rec_a[i] = (int4)(x, 1, 1, pos_b[x]);
+        rec_b[i] = (int4)(y, 1, 1, pos_a[y]);
+    }
     const int kind = task_kind[t], A = task_A[t], B = task_B[t];
     const int start = kind == SCX ? 0 : task_S[t];
-    bits[start >> 5] |= 1u << (start & 31);
-    parent_visit(pa, start, n);  /* for start 0 this is Table 1's initial setting */
-    parent_visit(pb, start, n);
-    __global int *child = offspring + (long)task_out[t] * n;
-    int cur = start, template_next = 1;  /* SCX: the template's first city not yet known visited */
+    if (kind == SCX)
+        for (int w = 0; w < (n + 31) / 32; w++)
+            bits[w] = w == 0 ? 1u : 0u;  /* SCX starts at city 0 */
+    cand_t cur = candidate_at(rec_a, rec_b, pos_a[start], 1);
     child[0] = start;
+    int template_next = 1;  /* SCX: the template's first city not yet known visited */
     for (int k = 1; k < n; k++) {
-        int next;
+        const around_t na = unlink_position(rec_a, cur.ia, cur.ra, n);
+        const around_t nb = unlink_position(rec_b, cur.ib, cur.rb, n);
+        const int c = cur.city;
+        cand_t next;
         if (kind == SCX) {
-            /* forward only, not past the sequence's end (the jump would wrap) */
-            const int ia = pa.pos[cur], ib = pb.pos[cur];
-            while (visited(bits, template_next))
-                template_next++;
-            const int a = ia + pa.fwd[ia] < n ? pa.gene[ia + pa.fwd[ia]] : template_next;
-            const int b = ib + pb.fwd[ib] < n ? pb.gene[ib + pb.fwd[ib]] : template_next;
-            next = nearer(DIST_ARGS, cur, a, b, 0);
-        } else if (kind == BCSCX) {
-            const int a = nearer(DIST_ARGS, cur, parent_next(pa, cur, 1, n), parent_next(pa, cur, -1, n), 1);
-            const int b = nearer(DIST_ARGS, cur, parent_next(pb, cur, 1, n), parent_next(pb, cur, -1, n), 1);
-            next = nearer(DIST_ARGS, cur, a, b, 1);
+            /* each parent's first unvisited city after c, not past the sequence's end
+             * (the jump would wrap: then the template's), the second parent's on a tie */
+            const int a_on = cur.ia + cur.ra.y < n, b_on = cur.ib + cur.rb.y < n;
+            cand_t t0 = cur;
+            if (!a_on || !b_on) {
+                while (visited(bits, template_next))
+                    template_next++;
+                t0 = candidate_at(rec_a, rec_b, pos_a[template_next], 1);
+            }
+            const cand_t a = a_on ? candidate_with(na.after_rec, na.after, rec_b, 1) : t0;
+            const cand_t b = b_on ? candidate_with(nb.after_rec, nb.after, rec_a, 0) : t0;
+            next = DIST(c, a.city) < DIST(c, b.city) ? a : b;
+            bits[next.city >> 5] |= 1u << (next.city & 31);
         } else {
-            const parent_t p = k < A || k >= B ? pa : pb;
-            next = nearer(DIST_ARGS, cur, parent_next(p, cur, 1, n), parent_next(p, cur, -1, n), 1);
+            /* BCSCX (section 2.2): the nearest of each parent's unvisited neighbours after
+             * and before c, the first in the order (a after, a before, b after, b before)
+             * on a tie; ARX (section 2.4) the same over the privileged parent's two.  One
+             * path for both, so that a hybrid pool's warps do not diverge. */
+            const int a_speaks = kind == BCSCX || k < A || k >= B, b_speaks = kind == BCSCX || !a_speaks;
+            const cand_t a1 = candidate_with(na.after_rec, na.after, rec_b, 1);
+            const cand_t a2 = candidate_with(na.before_rec, na.before, rec_b, 1);
+            const cand_t b1 = candidate_with(nb.after_rec, nb.after, rec_a, 0);
+            const cand_t b2 = candidate_with(nb.before_rec, nb.before, rec_a, 0);
+            const long far = LONG_MAX;
+            const long da1 = a_speaks ? DIST(c, a1.city) : far, da2 = a_speaks ? DIST(c, a2.city) : far;
+            const long db1 = b_speaks ? DIST(c, b1.city) : far, db2 = b_speaks ? DIST(c, b2.city) : far;
+            next = a1;
+            long best = da1;
+            if (da2 < best) { next = a2; best = da2; }
+            if (db1 < best) { next = b1; best = db1; }
+            if (db2 < best) { next = b2; }
         }
-        bits[next >> 5] |= 1u << (next & 31);
-        parent_visit(pa, next, n);
-        parent_visit(pb, next, n);
-        child[k] = next;
+        child[k] = next.city;
         cur = next;
     }
-    if (start != 0) {  /* rotate to start at city 0 (pa.pos is free now) */
-        __global int *row = pa.pos;
+    if (start != 0) {  /* rotate to start at city 0 (the records are free now) */
+        __global int *row = m;
         int z = 0;
         for (int k = 0; k < n; k++) {
             row[k] = child[k];

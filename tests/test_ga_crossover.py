@@ -11,12 +11,9 @@ import pytest
 from kernel_fixtures import rt  # noqa: F401 - fixture
 from tspcl.device_instance import DeviceInstance
 from tspcl.gen import generate
+from tspcl.solvers.ga import task_words
 
 SCX, BCSCX, ARX = 0, 1, 2
-
-
-def task_words(n: int) -> int:
-    return 6 * n + (n + 31) // 32
 
 
 def host_crossover(d, a, b, kind, A=0, B=0, start=0):

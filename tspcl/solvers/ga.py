@@ -110,7 +110,7 @@ PUBLISH_S = 1.0
 
 def task_words(n: int) -> int:
     """ga.cl TASK_WORDS: an offspring's working memory in ints."""
-    return 6 * n + (n + 31) // 32
+    return (9 * n + (n + 31) // 32 + 3) & ~3
 
 
 @dataclass(frozen=True)
