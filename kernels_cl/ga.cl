@@ -1,8 +1,9 @@
 /* Genetic algorithm on the device (Kang et al. 2016, ../shared/papers/kang2016-gpu-genetic-tsp.txt).
  *
  * Genes are tours of n cities that all start at city 0 (section 2.3).  ga_crossover builds
- * offspring by the constructive crossovers of sections 2.1-2.4, one work-item per
- * offspring advancing its position k as in Algorithm 1:
+ * offspring by the constructive crossovers of sections 2.1-2.4, a work-group per offspring
+ * (the issue's "where it is faster": it sets up the parents' records and rotates the
+ * child together) whose first work-item advances the position k as in Algorithm 1:
  *   SCX    (Ahmed): from the current city, each parent's first unvisited city after it
  *          in the parent's sequence (none past the end: the first unvisited city of the
  *          template 0, 1, ..., n-1); the nearer one, the second parent's on a tie;
@@ -42,8 +43,8 @@
  * parent's positions by city and the visited bits (SCX's template only).  A step's
  * dependent global loads are then the candidates' records and, beside their distances,
  * the other parent's records of the same cities: two levels where separate position,
- * jump-index and gene arrays needed five or six (the crossover is latency-bound: one
- * work-item per offspring, a few warps on the whole GPU at small populations). */
+ * jump-index and gene arrays needed five or six (a step waits on the one before, so the
+ * construction is latency-bound). */
 #define TASK_WORDS(n) ((9 * (n) + ((n) + 31) / 32 + 3) & ~3)
 
 inline int wrap(const int i, const int n) { return i >= n ? i - n : i < 0 ? i + n : i; }
@@ -54,29 +55,16 @@ typedef struct {
     int4 ra, rb;
 } cand_t;
 
-/* The city whose record r at position i of one parent (the first when own_is_a) is in
- * hand, with its place and record in the other parent, whose records are `other`. */
-inline cand_t candidate_with(const int4 r, const int i, __global const int4 *other, const int own_is_a)
-{
-    const int4 s = other[r.w];
-    cand_t c = {r.x, own_is_a ? i : r.w, own_is_a ? r.w : i, own_is_a ? r : s, own_is_a ? s : r};
-    return c;
-}
-
-inline cand_t candidate_at(__global const int4 *own, __global const int4 *other, const int i, const int own_is_a)
-{
-    return candidate_with(own[i], i, other, own_is_a);
-}
-
-/* The unvisited positions after and before a visited one, with their records. */
+/* The unvisited positions after and before a visited one, with their records as the
+ * visit leaves them. */
 typedef struct {
     int after, before;
     int4 after_rec, before_rec;
 } around_t;
 
-/* The city at position i (record r) of one parent is visited: unlink the position
- * (eq. 1) and return its unvisited neighbours' records as they are now. */
-inline around_t unlink_position(__global int4 *rec, const int i, const int4 r, const int n)
+/* The city at position i (record r) of one parent is visited: its unvisited neighbours'
+ * records with the position unlinked (eq. 1), in registers; unlink_store writes them. */
+inline around_t unlinked_neighbours(__global const int4 *rec, const int i, const int4 r, const int n)
 {
     around_t s = {wrap(i + r.y, n), wrap(i - r.z, n)};
     s.after_rec = rec[s.after];
@@ -87,26 +75,53 @@ inline around_t unlink_position(__global int4 *rec, const int i, const int4 r, c
         s.after_rec.y = s.before_rec.y;
         s.before_rec = s.after_rec;
     }
+    return s;
+}
+
+inline void unlink_store(__global int4 *rec, const around_t s)
+{
     rec[s.before].y = s.before_rec.y;
     rec[s.after].z = s.after_rec.z;
-    return s;
+}
+
+/* A candidate whose record r at position i of one parent (the first when own_is_a) is in
+ * hand, with its place and record in the other parent, whose records are `other` and
+ * whose unlinked neighbours o are not stored yet. */
+inline cand_t candidate_with(const int4 r, const int i, __global const int4 *other, const around_t o,
+                             const int own_is_a)
+{
+    const int4 loaded = other[r.w];
+    const int4 s = r.w == o.after ? o.after_rec : r.w == o.before ? o.before_rec : loaded;
+    cand_t c = {r.x, own_is_a ? i : r.w, own_is_a ? r.w : i, own_is_a ? r : s, own_is_a ? s : r};
+    return c;
+}
+
+/* The city at position i of the first parent, the records as stored. */
+inline cand_t city_at(__global const int4 *rec_a, __global const int4 *rec_b, const int i)
+{
+    const int4 r = rec_a[i], s = rec_b[r.w];
+    cand_t c = {r.x, i, r.w, r, s};
+    return c;
 }
 
 inline int visited(__global const uint *bits, const int c) { return (bits[c >> 5] >> (c & 31)) & 1u; }
 
-/* One offspring per task t: parents genes[task_a[t]] and genes[task_b[t]], crossover
- * task_kind[t] (SCX, BCSCX, ARX with switch points task_A[t] <= task_B[t], the first
- * parent privileged outside them), built from city task_S[t] (0 for SCX, whose template
- * needs it) and stored rotated to start at city 0 in offspring[task_out[t]]; mem:
- * TASK_WORDS(n) ints per task.  offspring may be genes itself when no task writes a
- * parent's slot (the child's row serves as scratch while the records are set up). */
+/* One offspring per task t, a work-group per task: parents genes[task_a[t]] and
+ * genes[task_b[t]], crossover task_kind[t] (SCX, BCSCX, ARX with switch points task_A[t]
+ * <= task_B[t], the first parent privileged outside them), built from city task_S[t] (0
+ * for SCX, whose template needs it) and stored rotated to start at city 0 in
+ * offspring[task_out[t]]; mem: TASK_WORDS(n) ints per task.  The work-group sets up the
+ * records and rotates the child; its first work-item walks Algorithm 1's positions k
+ * (a step depends on the one before).  offspring may be genes itself when no task writes
+ * a parent's slot (the child's row serves as scratch while the records are set up). */
 __kernel void ga_crossover(DIST_PARAMS, __global const int *genes, __global int *offspring, const int tasks,
                            __global const int *restrict task_a, __global const int *restrict task_b,
                            __global const int *restrict task_kind, __global const int *restrict task_A,
                            __global const int *restrict task_B, __global const int *restrict task_S,
                            __global const int *restrict task_out, __global int *restrict mem)
 {
-    const int t = get_global_id(0);
+    const int t = get_group_id(0), lid = get_local_id(0), group = get_local_size(0);
+    __local int zero_at;  /* where the child has city 0 */
     if (t >= tasks)
         return;
     __global int *m = mem + (long)t * TASK_WORDS(n);
@@ -115,75 +130,95 @@ __kernel void ga_crossover(DIST_PARAMS, __global const int *genes, __global int 
     __global uint *bits = (__global uint *)(pos_a + n);
     __global const int *ga = genes + (long)task_a[t] * n, *gb = genes + (long)task_b[t] * n;
     __global int *child = offspring + (long)task_out[t] * n, *pos_b = child;
-    /* Jump indices 1 everywhere: no city visited yet (Table 1 once the start is unlinked). */
-    for (int i = 0; i < n; i++) {
+    const int kind = task_kind[t], A = task_A[t], B = task_B[t];
+    const int start = kind == SCX ? 0 : task_S[t];
+    /* Jump indices 1 everywhere: no city visited yet (Table 1 once the start is unlinked).
+     * The loops' trip counts are the same for every work-item: with the plain strided form
+     * PoCL's build of this kernel crashed whenever n was below the group's size. */
+    for (int i0 = 0; i0 < n; i0 += group) {
+        const int i = i0 + lid;
+        if (i >= n)
+            break;
         pos_a[ga[i]] = i;
         pos_b[gb[i]] = i;
     }
-    for (int i = 0; i < n; i++) {
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    for (int i0 = 0; i0 < n; i0 += group) {
+        const int i = i0 + lid;
+        if (i >= n)
+            break;
         const int x = ga[i], y = gb[i];
         rec_a[i] = (int4)(x, 1, 1, pos_b[x]);
         rec_b[i] = (int4)(y, 1, 1, pos_a[y]);
     }
-    const int kind = task_kind[t], A = task_A[t], B = task_B[t];
-    const int start = kind == SCX ? 0 : task_S[t];
     if (kind == SCX)
-        for (int w = 0; w < (n + 31) / 32; w++)
+        for (int w = lid; w < (n + 31) / 32; w += group)
             bits[w] = w == 0 ? 1u : 0u;  /* SCX starts at city 0 */
-    cand_t cur = candidate_at(rec_a, rec_b, pos_a[start], 1);
-    child[0] = start;
-    int template_next = 1;  /* SCX: the template's first city not yet known visited */
-    for (int k = 1; k < n; k++) {
-        const around_t na = unlink_position(rec_a, cur.ia, cur.ra, n);
-        const around_t nb = unlink_position(rec_b, cur.ib, cur.rb, n);
-        const int c = cur.city;
-        cand_t next;
-        if (kind == SCX) {
-            /* each parent's first unvisited city after c, not past the sequence's end
-             * (the jump would wrap: then the template's), the second parent's on a tie */
-            const int a_on = cur.ia + cur.ra.y < n, b_on = cur.ib + cur.rb.y < n;
-            cand_t t0 = cur;
-            if (!a_on || !b_on) {
-                while (visited(bits, template_next))
-                    template_next++;
-                t0 = candidate_at(rec_a, rec_b, pos_a[template_next], 1);
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (lid == 0) {
+        cand_t cur = city_at(rec_a, rec_b, pos_a[start]);
+        child[0] = start;
+        int template_next = 1, zero = 0;  /* SCX: the template's first city not yet known visited */
+        for (int k = 1; k < n; k++) {
+            /* All of a step's loads before its stores, so that they overlap. */
+            const around_t na = unlinked_neighbours(rec_a, cur.ia, cur.ra, n);
+            const around_t nb = unlinked_neighbours(rec_b, cur.ib, cur.rb, n);
+            const int c = cur.city;
+            cand_t next;
+            if (kind == SCX) {
+                /* each parent's first unvisited city after c, not past the sequence's end
+                 * (the jump would wrap: then the template's), the second parent's on a tie */
+                const int a_on = cur.ia + cur.ra.y < n, b_on = cur.ib + cur.rb.y < n;
+                const cand_t a = candidate_with(na.after_rec, na.after, rec_b, nb, 1);
+                const cand_t b = candidate_with(nb.after_rec, nb.after, rec_a, na, 0);
+                unlink_store(rec_a, na);
+                unlink_store(rec_b, nb);
+                cand_t t0 = cur;
+                if (!a_on || !b_on) {
+                    while (visited(bits, template_next))
+                        template_next++;
+                    t0 = city_at(rec_a, rec_b, pos_a[template_next]);
+                }
+                const cand_t x = a_on ? a : t0, y = b_on ? b : t0;
+                next = DIST(c, x.city) < DIST(c, y.city) ? x : y;
+                bits[next.city >> 5] |= 1u << (next.city & 31);
+            } else {
+                /* BCSCX (section 2.2): the nearest of each parent's unvisited neighbours
+                 * after and before c, the first in the order (a after, a before, b after,
+                 * b before) on a tie; ARX (section 2.4) the same over the privileged
+                 * parent's two.  One path for both, so that a hybrid pool's work-groups
+                 * run alike. */
+                const int a_speaks = kind == BCSCX || k < A || k >= B, b_speaks = kind == BCSCX || !a_speaks;
+                const cand_t a1 = candidate_with(na.after_rec, na.after, rec_b, nb, 1);
+                const cand_t a2 = candidate_with(na.before_rec, na.before, rec_b, nb, 1);
+                const cand_t b1 = candidate_with(nb.after_rec, nb.after, rec_a, na, 0);
+                const cand_t b2 = candidate_with(nb.before_rec, nb.before, rec_a, na, 0);
+                const long far = LONG_MAX;
+                const long da1 = a_speaks ? DIST(c, a1.city) : far, da2 = a_speaks ? DIST(c, a2.city) : far;
+                const long db1 = b_speaks ? DIST(c, b1.city) : far, db2 = b_speaks ? DIST(c, b2.city) : far;
+                next = a1;
+                long best = da1;
+                if (da2 < best) { next = a2; best = da2; }
+                if (db1 < best) { next = b1; best = db1; }
+                if (db2 < best) { next = b2; }
+                unlink_store(rec_a, na);
+                unlink_store(rec_b, nb);
             }
-            const cand_t a = a_on ? candidate_with(na.after_rec, na.after, rec_b, 1) : t0;
-            const cand_t b = b_on ? candidate_with(nb.after_rec, nb.after, rec_a, 0) : t0;
-            next = DIST(c, a.city) < DIST(c, b.city) ? a : b;
-            bits[next.city >> 5] |= 1u << (next.city & 31);
-        } else {
-            /* BCSCX (section 2.2): the nearest of each parent's unvisited neighbours after
-             * and before c, the first in the order (a after, a before, b after, b before)
-             * on a tie; ARX (section 2.4) the same over the privileged parent's two.  One
-             * path for both, so that a hybrid pool's warps do not diverge. */
-            const int a_speaks = kind == BCSCX || k < A || k >= B, b_speaks = kind == BCSCX || !a_speaks;
-            const cand_t a1 = candidate_with(na.after_rec, na.after, rec_b, 1);
-            const cand_t a2 = candidate_with(na.before_rec, na.before, rec_b, 1);
-            const cand_t b1 = candidate_with(nb.after_rec, nb.after, rec_a, 0);
-            const cand_t b2 = candidate_with(nb.before_rec, nb.before, rec_a, 0);
-            const long far = LONG_MAX;
-            const long da1 = a_speaks ? DIST(c, a1.city) : far, da2 = a_speaks ? DIST(c, a2.city) : far;
-            const long db1 = b_speaks ? DIST(c, b1.city) : far, db2 = b_speaks ? DIST(c, b2.city) : far;
-            next = a1;
-            long best = da1;
-            if (da2 < best) { next = a2; best = da2; }
-            if (db1 < best) { next = b1; best = db1; }
-            if (db2 < best) { next = b2; }
+            child[k] = next.city;
+            if (next.city == 0)
+                zero = k;
+            cur = next;
         }
-        child[k] = next.city;
-        cur = next;
+        zero_at = zero;
     }
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
     if (start != 0) {  /* rotate to start at city 0 (the records are free now) */
         __global int *row = m;
-        int z = 0;
-        for (int k = 0; k < n; k++) {
+        for (int k = lid; k < n; k += group)
             row[k] = child[k];
-            if (child[k] == 0)
-                z = k;
-        }
-        for (int k = 0; k < n; k++)
-            child[k] = row[wrap(z + k, n)];
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        for (int k = lid; k < n; k += group)
+            child[k] = row[wrap(zero_at + k, n)];
     }
 }
 

@@ -11,7 +11,7 @@ import pytest
 from kernel_fixtures import rt  # noqa: F401 - fixture
 from tspcl.device_instance import DeviceInstance
 from tspcl.gen import generate
-from tspcl.solvers.ga import task_words
+from tspcl.solvers.ga import CROSSOVER_GROUP, task_words
 
 SCX, BCSCX, ARX = 0, 1, 2
 
@@ -71,7 +71,8 @@ def device_crossover(rt, inst, genes, tasks):  # noqa: F811
     rows = np.array([tuple(t) + (0,) * (6 - len(t)) for t in tasks], np.int32)
     cols = [rt.to_device(np.ascontiguousarray(rows[:, j])) for j in range(6)]
     out = rt.empty(4 * count * n)
-    k(rt.queue, (count,), None, *dinst.dist_args, rt.to_device(genes), out, np.int32(count),
+    group = rt.work_group_size(k, CROSSOVER_GROUP)
+    k(rt.queue, (count * group,), (group,), *dinst.dist_args, rt.to_device(genes), out, np.int32(count),
       *cols, rt.to_device(np.arange(count, dtype=np.int32)), rt.empty(4 * count * task_words(n)))
     return rt.read(out, np.int32, count * n).reshape(count, n)
 

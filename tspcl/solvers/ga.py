@@ -105,6 +105,7 @@ MUTATE = ("offspring", "all")
 COMPETITIONS = ("pairs", "halves")
 RANDOM_START = ("bcscx", "none", "all")
 GENE_GROUP = 256               # work-items per gene (lengths, copies)
+CROSSOVER_GROUP = 128          # work-items per offspring (set-up and rotation; one walks)
 PUBLISH_S = 1.0
 
 
@@ -243,6 +244,7 @@ class GenePool:
         self.status, self.limits = rt.empty(48), rt.empty(16)
         self.best_group = rt.work_group_size(self.k["mmas_best"], 256)
         self.gene_group = rt.work_group_size(self.k["ga_lengths"], GENE_GROUP)
+        self.crossover_group = rt.work_group_size(self.k["ga_crossover"], CROSSOVER_GROUP)
         self.ls = (AntTwoOpt(ctx, self.m, AntTwoOptParams(neighbors=p.ls_neighbors))
                    if p.init == "2opt" else None)
 
@@ -284,7 +286,8 @@ class GenePool:
                                               np.int32(self.tasks), *self._key(seed), np.uint32(gen),
                                               np.int32(start_mask(p)), pair, kind, self.task_A, self.task_B,
                                               self.task_S))
-        events.append(self.k["ga_crossover"](rt.queue, (round_up(self.tasks, 64),), (64,),
+        c = self.crossover_group
+        events.append(self.k["ga_crossover"](rt.queue, (self.tasks * c,), (c,),
                                              *self.ctx.dinst.dist_args, self.genes, self.genes,
                                              np.int32(self.tasks), a, b, kind, self.task_A, self.task_B,
                                              self.task_S, out, self.mem))
