@@ -4,7 +4,8 @@
 # Table 5 (scripts/bench_ga.py, ms per generation for 128/256/2048 genes in 1/8 groups on
 # xqf131, a random 2071-city instance, xmc10150 and a random 100,000-city instance, on
 # the GPU and on the machine's PoCL); Table 4 (xmc10150 from 2-opt local optima, 500
-# generations, 2048 genes in 1 and 8 groups, seeds in SEEDS); a 1,000,000-city run
+# generations, 2048 genes in 1 and 8 groups, crossovers in CROSSOVERS (hybrid), seeds in
+# SEEDS); a 1,000,000-city run
 # (2048 genes, 8 groups, BIG_TIME seconds).  STEPS picks the steps (default all:
 # tests table2 table5 table4 million).  Carry .whl and .bench; results land in $OUT.
 set -uo pipefail
@@ -40,11 +41,13 @@ if want table5; then
       --device cpu --generations 3 2>/dev/null | tee -a "$LOG"
 fi
 if want table4; then
-  for groups in 1 8; do
-    for seed in ${SEEDS:-1 2 3}; do
-      step "Table 4: xmc10150, 2-opt start, $groups group(s), seed $seed"
-      timeout 400 python3 -m tspcl solve $V/xmc10150.tsp --algo ga --init 2opt --groups $groups \
-          --generations 500 --seed $seed --device gpu -q --json | tee -a "$LOG"
+  for crossover in ${CROSSOVERS:-hybrid}; do
+    for groups in 1 8; do
+      for seed in ${SEEDS:-1 2 3}; do
+        step "Table 4: xmc10150, 2-opt start, $crossover, $groups group(s), seed $seed"
+        timeout 400 python3 -m tspcl solve $V/xmc10150.tsp --algo ga --init 2opt --crossover $crossover \
+            --groups $groups --generations 500 --seed $seed --device gpu -q --json | tee -a "$LOG"
+      done
     done
   done
 fi
