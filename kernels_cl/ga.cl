@@ -110,7 +110,9 @@ inline int visited(__global const uint *bits, const int c) { return (bits[c >> 5
  * genes[task_b[t]], crossover task_kind[t] (SCX, BCSCX, ARX with switch points task_A[t]
  * <= task_B[t], the first parent privileged outside them), built from city task_S[t] (0
  * for SCX, whose template needs it) and stored rotated to start at city 0 in
- * offspring[task_out[t]]; mem: TASK_WORDS(n) ints per task.  The work-group sets up the
+ * offspring[task_out[t]]; working memory: TASK_WORDS(n) ints per task, tasks_per_part
+ * tasks in each of mem0..mem3 (one buffer can exceed a device's largest allocation at a
+ * million cities: 1024 tasks take 34 GiB).  The work-group sets up the
  * records and rotates the child; its first work-item walks Algorithm 1's positions k
  * (a step depends on the one before).  offspring may be genes itself when no task writes
  * a parent's slot (the child's row serves as scratch while the records are set up). */
@@ -118,13 +120,16 @@ __kernel void ga_crossover(DIST_PARAMS, __global const int *genes, __global int 
                            __global const int *restrict task_a, __global const int *restrict task_b,
                            __global const int *restrict task_kind, __global const int *restrict task_A,
                            __global const int *restrict task_B, __global const int *restrict task_S,
-                           __global const int *restrict task_out, __global int *restrict mem)
+                           __global const int *restrict task_out, __global int *mem0, __global int *mem1,
+                           __global int *mem2, __global int *mem3, const int tasks_per_part)
 {
     const int t = get_group_id(0), lid = get_local_id(0), group = get_local_size(0);
     __local int zero_at;  /* where the child has city 0 */
     if (t >= tasks)
         return;
-    __global int *m = mem + (long)t * TASK_WORDS(n);
+    const int part = t / tasks_per_part;
+    __global int *mem = part == 0 ? mem0 : part == 1 ? mem1 : part == 2 ? mem2 : mem3;
+    __global int *m = mem + (long)(t - part * tasks_per_part) * TASK_WORDS(n);
     __global int4 *rec_a = (__global int4 *)m, *rec_b = rec_a + n;
     __global int *pos_a = m + 8 * n;
     __global uint *bits = (__global uint *)(pos_a + n);

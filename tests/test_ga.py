@@ -3,7 +3,8 @@ checks: the crossover tasks fill every offspring slot from fixed elite pairs, ra
 genes are tours from city 0, both fixed-rival competitions keep the shorter gene, the
 task draws give switch points and start cities, a mutation is one random 2-opt move on
 an offspring, the pool's best survives, migration moves each group's best over another
-group's worst, and a run improves on its random start and reproduces."""
+group's worst, a run improves on its random start and reproduces, and the crossover's
+working memory is planned in parts that each fit one allocation."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import numpy as np
 import pytest
 
 from kernel_fixtures import rt  # noqa: F401 - fixture
+from tspcl.device import Runtime
 from tspcl.device_instance import DeviceInstance
-from tspcl.errors import UsageError
+from tspcl.errors import DeviceMemoryError, UsageError
 from tspcl.gen import generate
 from tspcl.run import solve
 from tspcl.solvers import REGISTRY, SolveContext
@@ -222,3 +224,24 @@ def test_a_run_improves_on_its_random_start_and_reproduces(rt, crossover):  # no
 def test_bad_parameters_are_usage_errors(bad, match):
     with pytest.raises(UsageError, match=match):
         ga.GaParams(**bad)
+
+
+def test_the_crossovers_working_memory_is_planned_in_parts_that_each_fit_one_allocation(rt):  # noqa: F811
+    """The plan needs more than one allocation may hold: it runs, because no buffer is that
+    large, and it is refused once the largest part (or the genes) is."""
+    inst = generate("uniform", 500, seed=1)
+    p = ga.GaParams(population=64, groups=2, generations=3)
+    tasks = len(ga.crossover_tasks(p))
+    parts = ga.working_memory_bytes(tasks, inst.n, p.population)
+    assert len(parts) == ga.MEMORY_PARTS and sum(parts) >= 4 * tasks * ga.task_words(inst.n)
+    largest = SPEC.largest_buffer(inst, p)
+    assert largest < SPEC.memory(inst, p) / 2
+    small = Runtime(rt.device)
+    small.__dict__["limits"] = rt.limits.__class__(**{**rt.limits.__dict__, "global_mem": 2**30,
+                                                      "max_alloc": largest})
+    res = solve(inst, SPEC, p, small, seed=1)
+    assert sorted(res.order) == list(range(inst.n))
+    small.__dict__["limits"] = rt.limits.__class__(**{**rt.limits.__dict__, "global_mem": 2**30,
+                                                      "max_alloc": largest - 1})
+    with pytest.raises(DeviceMemoryError, match="largest buffer"):
+        solve(inst, SPEC, p, small, seed=1)

@@ -11,7 +11,7 @@ import pytest
 from kernel_fixtures import rt  # noqa: F401 - fixture
 from tspcl.device_instance import DeviceInstance
 from tspcl.gen import generate
-from tspcl.solvers.ga import CROSSOVER_GROUP, task_words
+from tspcl.solvers.ga import CROSSOVER_GROUP, tasks_per_part, working_memory_bytes
 
 SCX, BCSCX, ARX = 0, 1, 2
 
@@ -73,7 +73,8 @@ def device_crossover(rt, inst, genes, tasks):  # noqa: F811
     out = rt.empty(4 * count * n)
     group = rt.work_group_size(k, CROSSOVER_GROUP)
     k(rt.queue, (count * group,), (group,), *dinst.dist_args, rt.to_device(genes), out, np.int32(count),
-      *cols, rt.to_device(np.arange(count, dtype=np.int32)), rt.empty(4 * count * task_words(n)))
+      *cols, rt.to_device(np.arange(count, dtype=np.int32)),
+      *(rt.empty(size) for size in working_memory_bytes(count, n, 0)), np.int32(tasks_per_part(count)))
     return rt.read(out, np.int32, count * n).reshape(count, n)
 
 

@@ -78,7 +78,8 @@ def stopping(deadline: float | None, iterations: int | None) -> AnyOf:
 
 def plan_memory(rt: Runtime, inst: Instance, spec: SolverSpec, params) -> int:
     need = int(spec.memory(inst, params))
-    rt.check_fits(need, need, f"{spec.name} on {inst.name} (n={inst.n})",
+    largest = int(spec.largest_buffer(inst, params)) if spec.largest_buffer else need
+    rt.check_fits(need, largest, f"{spec.name} on {inst.name} (n={inst.n})",
                   "try fewer candidates (-p k=...), a smaller instance, or a device with more memory")
     return need
 

@@ -95,7 +95,8 @@ class SolverSpec:
     """A registered algorithm.
 
     ``memory(instance, params)`` estimates the device bytes the run needs (checked before
-    allocating); ``unsupported(instance)`` says why an instance cannot be solved, or None.
+    allocating), ``largest_buffer(instance, params)`` its largest single buffer where that
+    is less than the whole (None: one buffer may be all of it); ``unsupported(instance)`` says why an instance cannot be solved, or None.
     ``deterministic`` solvers give the same tour on every device for the same seed.
     ``racy(params)`` says why runs with those parameters are not bit-reproducible even on
     one device (a paper's relaxed updates), or None; ``repro_params`` are the parameter
@@ -108,6 +109,7 @@ class SolverSpec:
     run: Callable[[SolveContext, object], None]
     memory: Callable[[Instance, object], int]
     deterministic: bool = True
+    largest_buffer: Callable[[Instance, object], int] | None = None
     unsupported: Callable[[Instance], str | None] = lambda inst: None
     racy: Callable[[object], str | None] = lambda params: None
     repro_params: tuple = ()

@@ -106,12 +106,28 @@ COMPETITIONS = ("pairs", "halves")
 RANDOM_START = ("bcscx", "none", "all")
 GENE_GROUP = 256               # work-items per gene (lengths, copies)
 CROSSOVER_GROUP = 128          # work-items per offspring (set-up and rotation; one walks)
+MEMORY_PARTS = 4               # ga_crossover's working memory in mem0..mem3
 PUBLISH_S = 1.0
 
 
 def task_words(n: int) -> int:
     """ga.cl TASK_WORDS: an offspring's working memory in ints."""
     return (9 * n + (n + 31) // 32 + 3) & ~3
+
+
+def tasks_per_part(tasks: int) -> int:
+    """Tasks in each of ga_crossover's MEMORY_PARTS working-memory buffers."""
+    return max(1, -(-tasks // MEMORY_PARTS))
+
+
+def working_memory_bytes(tasks: int, n: int, m: int) -> list[int]:
+    """Bytes of ga_crossover's mem0..mem3, tasks_per_part(tasks) tasks each; the first
+    also holds the rows that ga_rotate_to_zero and ga_compete_pairs copy genes through
+    (at most m)."""
+    per = tasks_per_part(tasks)
+    sizes = [4 * min(per, max(0, tasks - i * per)) * task_words(n) for i in range(MEMORY_PARTS)]
+    sizes[0] = max(sizes[0], 4 * m * n)
+    return [max(size, 4) for size in sizes]
 
 
 @dataclass(frozen=True)
@@ -235,7 +251,8 @@ class GenePool:
         self.tasks = len(tasks)
         self.task_cols = [rt.to_device(np.ascontiguousarray(tasks[:, j])) for j in range(5)]
         self.task_A, self.task_B, self.task_S = (rt.empty(4 * self.tasks) for _ in range(3))
-        self.mem = rt.empty(4 * max(self.tasks * task_words(n), self.m * n))  # also ga_rotate_to_zero's rows
+        self.mem_parts = [rt.empty(size) for size in working_memory_bytes(self.tasks, n, self.m)]
+        self.mem = self.mem_parts[0]  # also the rows genes are copied through
         g = p.groups
         self.best_of, self.worst_of, self.targets = rt.empty(4 * g), rt.empty(4 * g), rt.empty(4 * g)
         self.rows, self.row_lengths = rt.empty(4 * g * n), rt.empty(8 * max(g, self.m // 2))
@@ -290,7 +307,8 @@ class GenePool:
         events.append(self.k["ga_crossover"](rt.queue, (self.tasks * c,), (c,),
                                              *self.ctx.dinst.dist_args, self.genes, self.genes,
                                              np.int32(self.tasks), a, b, kind, self.task_A, self.task_B,
-                                             self.task_S, out, self.mem))
+                                             self.task_S, out, *self.mem_parts,
+                                             np.int32(tasks_per_part(self.tasks))))
         first = p.size // 2 if p.mutate == "offspring" else 0
         events.append(self.k["ga_mutate"](rt.queue, (m * g,), (g,), np.int32(n), np.int32(p.size), np.int32(first),
                                           np.float32(p.mutation_rate), *self._key(seed), np.uint32(gen),
@@ -352,8 +370,16 @@ def _memory(inst: Instance, p: GaParams) -> int:
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
     tasks = len(crossover_tasks(p))
     ls = (ant_two_opt.memory_bytes(n, m) + candidate_bytes(n, p.ls_neighbors)) if p.init == "2opt" else 0
-    return (base + 4 * m * n + 8 * m + 4 * max(tasks * task_words(n), m * n) + 32 * tasks
+    return (base + 4 * m * n + 8 * m + sum(working_memory_bytes(tasks, n, m)) + 32 * tasks
             + 4 * g * n + 20 * g + 8 * n + ls + 2**20)
+
+
+def _largest_buffer(inst: Instance, p: GaParams) -> int:
+    """The genes, the instance, a part of the crossover's working memory, or 2-opt's."""
+    n, m = inst.n, p.population
+    base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
+    ls = ant_two_opt.memory_bytes(n, m) if p.init == "2opt" else 0
+    return max(base, 4 * m * n, *working_memory_bytes(len(crossover_tasks(p)), n, m), ls)
 
 
 def _fits(inst: Instance) -> str | None:
@@ -365,6 +391,6 @@ def _fits(inst: Instance) -> str | None:
 SOLVERS = [
     SolverSpec("ga", "genetic algorithm: SCX, BCSCX, ARX or hybrid crossover over jump indices, fixed "
                "rivals and partners, random 2-opt mutation, islands with migration", GaParams, run_ga,
-               _memory, deterministic=False, unsupported=_fits,
+               _memory, deterministic=False, unsupported=_fits, largest_buffer=_largest_buffer,
                repro_params=(GaParams(population=256, groups=4),)),
 ]
