@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# GA batch on the GPU machine (issue 6), each step bounded by a timeout: the GA tests on
-# the GPU; the paper's Table 2 (scripts/ga_convergence.py, 20 runs, xqf131 and xql662);
-# Table 5 (scripts/bench_ga.py, ms per generation for 128/256/2048 genes in 1/8 groups on
-# xqf131, a random 2071-city instance, xmc10150 and a random 100,000-city instance, on
-# the GPU and on the machine's PoCL); Table 4 (xmc10150 from 2-opt local optima, 500
-# generations, 2048 genes in 1 and 8 groups, crossovers in CROSSOVERS (hybrid), seeds in
-# SEEDS); a 1,000,000-city run
-# (2048 genes, 8 groups, BIG_TIME seconds).  STEPS picks the steps (default all:
-# tests table2 table5 table4 million).  Carry .whl and .bench; results land in $OUT.
+# GA batch on the GPU machine (issue 6), each step bounded by a timeout:
+#   tests      the GA tests on the GPU;
+#   table2     the paper's Table 2 (scripts/ga_convergence.py, 20 runs, xqf131, xql662);
+#   table5     Table 5 (scripts/bench_ga.py, ms per generation for 128/256/2048 genes in
+#              1/8 groups on xqf131, a random 2071-city instance, xmc10150 and a random
+#              100,000-city instance, on the GPU and on the machine's PoCL);
+#   table4     Table 4 (xmc10150 from 2-opt local optima, 500 generations, 2048 genes in
+#              1 and 8 groups, crossovers in CROSSOVERS (hybrid), seeds in SEEDS (1 2 3));
+#   migration  Table 4's 8 groups, hybrid, for each migration interval in MIGRATIONS
+#              (10 50 100 0), seeds in SEEDS, each run's log in $OUT;
+#   million    a 1,000,000-city run (2048 genes, 8 groups, BIG_TIME seconds).
+# STEPS picks the steps (default: tests table2 table5 table4 million).  Carry .whl and
+# .bench; results land in $OUT.
 set -uo pipefail
 . scripts/device_prelude.sh ga
 V=.bench/instances/vlsi
@@ -48,6 +52,16 @@ if want table4; then
         timeout 400 python3 -m tspcl solve $V/xmc10150.tsp --algo ga --init 2opt --crossover $crossover \
             --groups $groups --generations 500 --seed $seed --device gpu -q --json | tee -a "$LOG"
       done
+    done
+  done
+fi
+if want migration; then
+  for interval in ${MIGRATIONS:-10 50 100 0}; do
+    for seed in ${SEEDS:-1 2 3}; do
+      step "Migration: xmc10150, 2-opt start, hybrid, 8 groups, interval $interval, seed $seed"
+      timeout 400 python3 -m tspcl solve $V/xmc10150.tsp --algo ga --init 2opt --groups 8 \
+          --migration-interval $interval --generations 500 --seed $seed --device gpu -q --json \
+          --log "$OUT/migration-$interval-$seed.log" | tee -a "$LOG"
     done
   done
 fi
