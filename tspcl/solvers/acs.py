@@ -22,7 +22,6 @@ and Gambardella), also the selective memory's tau_min.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,13 +33,12 @@ from ..neighbors import CandidateParams, candidate_bytes
 from . import ant_two_opt
 from .ant_two_opt import AntTwoOpt, AntTwoOptParams
 from .base import SolveContext, SolverSpec
+from .batches import LONG_MAX, M_BEST, run_batches  # noqa: F401 - M_BEST for callers
 from .construct import NearestNeighborParams, run_nn
-from .mmas import LONG_MAX, M_BEST
 
 VARIANTS = ("gpu", "alt", "spm")
 STORES = {"matrix": 0, "spm": 1}   # acs.cl STORE_*
 EMPTY_NODE = 0xFFFFFFFF            # acs.cl: a selective memory slot without an edge
-PUBLISH_S = 1.0
 GROUP = 32                        # work-items per ant: one per candidate (cl 32)
 
 
@@ -221,19 +219,7 @@ def run_acs(ctx: SolveContext, p: AcsParams) -> None:
         return
     colony = AcsColony(ctx, p)
     ctx.timed(colony.start(ctx.best_length))
-    published, published_at, it = ctx.best_length, time.perf_counter(), 0
-    while it < p.iterations and not ctx.stop(it):
-        steps = min(p.batch, p.iterations - it)
-        events = [e for j in range(steps) for e in colony.iteration(it + j, ctx.seed)]
-        it += steps
-        status = colony.read_status()
-        ctx.timed_span(events[0], events[-1])
-        if status[M_BEST] < published and time.perf_counter() - published_at >= PUBLISH_S:
-            ctx.improve(ctx.read_tour(colony.best_tour), it)
-            published, published_at = status[M_BEST], time.perf_counter()
-    if colony.read_status()[M_BEST] != LONG_MAX:
-        ctx.improve(ctx.read_tour(colony.best_tour), it)
-    ctx.iterations = it
+    run_batches(ctx, colony, p.iterations, p.batch, colony.iteration, ctx.best_length)
 
 
 def _memory(inst: Instance, p: AcsParams) -> int:

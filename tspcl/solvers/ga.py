@@ -84,7 +84,6 @@ xql662 (2 runs, 100 generations): 0.052 / 2.45 / 0.050 against the paper's
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,7 +95,7 @@ from ..neighbors import candidate_bytes
 from . import ant_two_opt
 from .ant_two_opt import AntTwoOpt, AntTwoOptParams
 from .base import SolveContext, SolverSpec
-from .mmas import LONG_MAX, M_BEST, M_ITER_BEST  # noqa: F401 - M_ITER_BEST for callers
+from .batches import LONG_MAX, M_BEST, M_ITER_BEST, run_batches  # noqa: F401 - M_ITER_BEST for callers
 
 SCX, BCSCX, ARX = 0, 1, 2      # ga.cl
 CROSSOVERS = ("scx", "bcscx", "arx", "hybrid")
@@ -107,7 +106,6 @@ RANDOM_START = ("bcscx", "none", "all")
 GENE_GROUP = 256               # work-items per gene (lengths, copies)
 CROSSOVER_GROUP = 128          # work-items per offspring (set-up and rotation; one walks)
 MEMORY_PARTS = 4               # ga_crossover's working memory in mem0..mem3
-PUBLISH_S = 1.0
 
 
 def task_words(n: int) -> int:
@@ -351,18 +349,7 @@ def run_ga(ctx: SolveContext, p: GaParams) -> None:
     pool = GenePool(ctx, p)
     ctx.timed(pool.start(ctx.seed))
     ctx.improve(ctx.read_tour(pool.best_tour), 0)
-    published, published_at, gen = pool.read_status()[M_BEST], time.perf_counter(), 0
-    while gen < p.generations and not ctx.stop(gen):
-        steps = min(p.batch, p.generations - gen)
-        events = [e for j in range(steps) for e in pool.generation(gen + j, ctx.seed)]
-        gen += steps
-        status = pool.read_status()
-        ctx.timed_span(events[0], events[-1])
-        if status[M_BEST] < published and time.perf_counter() - published_at >= PUBLISH_S:
-            ctx.improve(ctx.read_tour(pool.best_tour), gen)
-            published, published_at = status[M_BEST], time.perf_counter()
-    ctx.improve(ctx.read_tour(pool.best_tour), gen)
-    ctx.iterations = gen
+    run_batches(ctx, pool, p.generations, p.batch, pool.generation, pool.read_status()[M_BEST])
 
 
 def _memory(inst: Instance, p: GaParams) -> int:

@@ -15,7 +15,6 @@ the roulette's partial sums) may round differently, so tours may differ there.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,19 +26,18 @@ from ..neighbors import CandidateParams, candidate_bytes
 from . import ant_two_opt
 from .ant_two_opt import AntTwoOpt, AntTwoOptParams
 from .base import SolveContext, SolverSpec
+from .batches import LONG_MAX, M_RESTART_BEST, M_RESTART_ITER, run_batches
+from .batches import M_BEST, M_ITER_ANT, M_ITER_BEST  # noqa: F401 - for callers
 from .construct import NearestNeighborParams, run_nn
 
 SELECTIONS = {"rwm": 0, "wrs": 1}          # aco.cl SELECT_*
 TABUS = {"lc": 0, "ct": 1, "bt": 2}         # aco.cl TABU_*
 VARIANTS = [f"{s}-{t}" for s in SELECTIONS for t in TABUS]
 STORES = {"matrix": 0, "candidates": 1}   # aco.cl / mmas.cl W_*
-M_ITER_BEST, M_ITER_ANT, M_BEST, M_BEST_ITER, M_RESTART_BEST, M_RESTART_ITER = range(6)  # mmas.cl status
 SOURCES = {"iteration": 0, "global": 1, "restart": 2}  # mmas.cl SOURCE_*: the tour a deposit follows
 DEPOSITS = ("auto", "iteration", "global", "schedule")
 SCHEDULE_ITERATION, SCHEDULE_GLOBAL = 0.1, 0.1  # the authors' code with local search (see MmasParams)
 LS_RESTART = 500
-LONG_MAX = 2**63 - 1
-PUBLISH_S = 1.0
 MATRIX_GROUP = 256
 
 
@@ -304,22 +302,15 @@ def run_mmas(ctx: SolveContext, p: MmasParams) -> None:
         return
     colony = DeviceColony(ctx, p)
     ctx.timed(colony.start(ctx.best_length))
-    published, published_at, it = ctx.best_length, time.perf_counter(), 0
     reset_at, last_reset = -1, 0
-    while it < p.iterations and not ctx.stop(it):
-        steps = min(p.batch, p.iterations - it)
-        events = [e for k in range(steps) for e in colony.iteration(it + k, ctx.seed, it + k == reset_at)]
-        it += steps
-        status = colony.read_status()
+
+    def plan_reset(it: int, status: np.ndarray) -> None:
+        nonlocal reset_at, last_reset
         if restart_due(p, it, status, last_reset):
             reset_at = last_reset = it
-        ctx.timed_span(events[0], events[-1])
-        if status[M_BEST] < published and time.perf_counter() - published_at >= PUBLISH_S:
-            ctx.improve(ctx.read_tour(colony.best_tour), it)
-            published, published_at = status[M_BEST], time.perf_counter()
-    if colony.read_status()[M_BEST] != LONG_MAX:
-        ctx.improve(ctx.read_tour(colony.best_tour), it)
-    ctx.iterations = it
+
+    run_batches(ctx, colony, p.iterations, p.batch, lambda it, seed: colony.iteration(it, seed, it == reset_at),
+                ctx.best_length, plan_reset)
 
 
 def _memory(inst: Instance, p: MmasParams) -> int:
