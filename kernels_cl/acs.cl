@@ -301,8 +301,9 @@ __kernel void acs_construct(ACS_DECL, const float rho, const float tau0, const u
 
 /* ---- step by step (acs-gpu): Table 1's select_first_nodes, select_next_node and
  * eval_ants_solutions, one launch a step.  Between launches an ant's tabu waits in
- * `visited` (its (n + 31) / 32 words; a step copies it to local memory) and its next step
- * in ant_steps, so that every step's launch has the same arguments.
+ * `visited` (its (n + 31) / 32 words; a step copies it to local memory) and its state in
+ * ant_state (step, current city, previous city: one load), so that every step's launch
+ * has the same arguments.
  *   The matrix is kept twice, tau[0, n^2) and tau[n^2, 2 n^2).  Step s reads copy s % 2,
  * which holds every local update of steps 1 to s - 1, and adds the updates of the ants'
  * edges s - 1 and s (by compare-and-swap) to the other copy, which then holds those of
@@ -317,7 +318,7 @@ __kernel void acs_construct(ACS_DECL, const float rho, const float tau0, const u
 /* The start of every ant (one work-item per ant). */
 __kernel void acs_first(const int n, const int ants, const uint seed_lo, const uint seed_hi,
                         const uint iteration, __global int *restrict tours,
-                        __global uint *restrict visited, __global uint *restrict ant_steps)
+                        __global uint *restrict visited, __global uint4 *restrict ant_state)
 {
     const uint ant = get_global_id(0), words = ((uint)n + 31) / 32;
     if (ant >= (uint)ants)
@@ -328,7 +329,7 @@ __kernel void acs_first(const int n, const int ants, const uint seed_lo, const u
         visited[ant * words + w] = 0u;
     visited[ant * words + (start >> 5)] = 1u << (start & 31);
     tours[(ulong)ant * n] = (int)start;
-    ant_steps[ant] = 1u;
+    ant_state[ant] = (uint4)(1u, start, NONE, 0u);
 }
 
 /* The local update of the ant's edge `step` (its closing edge when step = n) in `copy`
@@ -342,33 +343,70 @@ inline void acs_edge_update(__global float *restrict copy, __global uint *restri
                      tau0);
 }
 
+/* A step's local updates, edge (prev, cur) when `older` and edge (cur, next) when
+ * `newer`, both ways round, by compare-and-swap (eq. 3): the four cells' loads issued
+ * together, then their first attempts together, then the retries of the attempts another
+ * ant's update beat (one L2 round trip each for loads and attempts when nothing races,
+ * where an edge at a time took four). */
+inline void step_updates(__global float *restrict copy, const uint n, const uint prev,
+                         const uint cur, const uint next, const int older, const int newer,
+                         const float rho, const float tau0)
+{
+#if COUNT_UPDATES
+    const float a = 1.0f, b = 1.0f;
+#else
+    const float a = 1.0f - rho, b = rho * tau0;
+#endif
+    const int live[4] = {older, older, newer, newer};
+    const ulong at[4] = {(ulong)prev * n + cur, (ulong)cur * n + prev, (ulong)cur * n + next,
+                         (ulong)next * n + cur};
+    uint seen[4], old[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        seen[i] = live[i] ? as_uint(copy[at[i]]) : 0u;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        old[i] = seen[i];
+        if (live[i])
+            seen[i] = atomic_cmpxchg((volatile __global uint *)(copy + at[i]), old[i],
+                                     as_uint(a * as_float(old[i]) + b));
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        while (seen[i] != old[i]) {
+            old[i] = seen[i];
+            seen[i] = atomic_cmpxchg((volatile __global uint *)(copy + at[i]), old[i],
+                                     as_uint(a * as_float(old[i]) + b));
+        }
+}
+
 /* The next step of every ant: its next city, then its local updates. */
 __kernel void acs_step(ACS_DECL, const float rho, const float tau0, const uint k, const uint seed_lo,
                        const uint seed_hi, const uint iteration, __global int *restrict tours,
-                       __global uint *restrict visited, __global uint *restrict ant_steps,
+                       __global uint *restrict visited, __global uint4 *restrict ant_state,
                        TABU_DECL, __local long *scratch)
 {
     const uint ant = get_group_id(0), lid = get_local_id(0), un = (uint)n, words = (un + 31) / 32;
     const rng_key_t key = {seed_lo, seed_hi};
-    const uint step = ant_steps[ant];
-    __global int *tour = tours + (ulong)ant * un;
+    const uint4 state = ant_state[ant];
+    const uint step = state.x, cur = state.y, prev = state.z;
     __global float *read = tau + (ulong)(step & 1) * un * un;
     __global float *write = tau + (ulong)((step + 1) & 1) * un * un;
     for (uint w = lid; w < words; w += get_local_size(0))
         bits[w] = visited[ant * words + w];
     select_state_t st = select_init(scratch);
-    const uint cur = (uint)tour[step - 1];
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint next = acs_next(TABU_ARGS, DIST_ARGS, cand, cand_heur, read, spm_tail, tau_min, q0,
                                beta, cur, key, ant, iteration, step,
                                q_draws(key, ant, iteration, step), &st);
+    /* acs_next's last barrier follows every work-item's last tabu read */
     if (lid == 0) {
-        visited[ant * words + (next >> 5)] |= 1u << (next & 31);
-        tour[step] = (int)next;
-        ant_steps[ant] = step + 1;
-        if (step > 1)
-            acs_edge_update(write, spm_tail, tau_min, un, tour, step - 1, rho, tau0, k);
-        acs_edge_update(write, spm_tail, tau_min, un, tour, step, rho, tau0, k);
+        tabu_mark(TABU_ARGS, un, next);
+        visited[ant * words + (next >> 5)] = bits[next >> 5];
+        tours[(ulong)ant * un + step] = (int)next;
+        ant_state[ant] = (uint4)(step + 1, next, cur, 0u);
+        step_updates(write, un, prev, cur, next, step > 1 && (step - 1) % k == 0, step % k == 0,
+                     rho, tau0);
     }
 }
 

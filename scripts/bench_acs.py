@@ -5,10 +5,11 @@
 
 For each instance and variant: a colony with ants = n (or --ants), --warmup iterations,
 then --iterations more; the construction of each (acs_construct, or for gpu the span
-from acs_first to acs_close: every per-step launch with its local updates) timed
-with OpenCL profiling events.  Prints a markdown table of the median ms per iteration,
-the median of the construction kernels' own times summed (for gpu, what the span spends
-outside launch gaps), and solutions per second.
+from acs_first to acs_close: every per-step launch with its local updates, enqueued as
+a run does, without events) timed with OpenCL profiling events.  Then --iterations more
+with an event for every launch: the median of the construction kernels' own times
+summed (for gpu, what the span spends outside launch gaps).  Prints a markdown table of
+the median ms per iteration, the kernels' ms, and solutions per second.
 """
 
 from __future__ import annotations
@@ -34,12 +35,16 @@ def construction_times(rt, inst, p: acs.AcsParams, warmup: int, iterations: int)
     colony = acs.AcsColony(ctx, p)
     ctx.timed(colony.start(ctx.best_length))
     times, busy = [], []
-    for it in range(warmup + iterations):
-        built = colony.construct(it, ctx.seed)
+    for it in range(warmup + 2 * iterations):
+        # the timed iterations as a run enqueues them (gpu: the per-step launches
+        # without events), then as many with every launch's event for the kernels' time
+        timed = warmup <= it < warmup + iterations
+        built = colony.construct(it, ctx.seed, step_events=it >= warmup + iterations)
         rest = colony.finish(it)
         rest[-1].wait()
-        if it >= warmup:
+        if timed:
             times.append((built[-1].profile.end - built[0].profile.start) * 1e-9)
+        elif it >= warmup:
             busy.append(sum(e.profile.end - e.profile.start for e in built) * 1e-9)
     return times, busy, colony.ants
 

@@ -9,7 +9,7 @@ set -uo pipefail
 T=.bench/instances/tsplib
 if [ "${TESTS:-1}" = 1 ]; then
   step "acs tests on the GPU"
-  TSPCL_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider tests/test_acs.py 2>&1 | tail -3 | tee -a "$LOG"
+  TSPCL_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider tests/test_acs.py tests/test_launches.py 2>&1 | tail -3 | tee -a "$LOG"
 fi
 step "construction ms per iteration, ants = n"
 timeout ${BENCH_TIMEOUT:-300} python3 scripts/bench_acs.py $T/d198.tsp $T/a280.tsp $T/lin318.tsp \

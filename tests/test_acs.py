@@ -250,3 +250,18 @@ def test_a_tabu_that_does_not_fit_local_memory_says_how_many_cities_would(rt):  
 def test_bad_parameters_are_usage_errors(bad, match):
     with pytest.raises(UsageError, match=match):
         acs.AcsParams(**bad)
+
+
+def test_the_per_step_launches_build_the_same_tours_with_or_without_their_events(rt):  # noqa: F811
+    """acs-gpu enqueues its n - 1 step launches without events (tspcl.launches) unless
+    asked for them (bench_acs's kernel times): the same tours either way."""
+    inst = generate("uniform", 50, seed=3)
+    built = []
+    for step_events in (False, True):
+        ctx, c = colony(rt, inst, variant="gpu", ants=16, cl=8)
+        ctx.timed(c.start(inst.tour_length(np.arange(inst.n))))
+        events = c.construct(0, ctx.seed, step_events=step_events)
+        ctx.timed(events)
+        assert len(events) == (inst.n + 1 if step_events else 2)
+        built.append(read_tours(rt, c))
+    assert np.array_equal(built[0][0], built[1][0]) and np.array_equal(built[0][1], built[1][1])

@@ -29,6 +29,7 @@ import numpy as np
 from ..device import round_up
 from ..errors import UsageError
 from ..instance import Instance
+from ..launches import enqueue_repeated
 from ..neighbors import CandidateParams, candidate_bytes
 from . import ant_two_opt
 from .ant_two_opt import AntTwoOpt, AntTwoOptParams
@@ -131,7 +132,7 @@ class AcsColony:
         self.cand_heur = rt.empty(4 * n * cl)
         self.tours, self.lengths = rt.empty(4 * self.ants * n), rt.empty(8 * self.ants)
         self.visited = rt.empty(4 * self.ants * (-(-n // 32))) if p.variant == "gpu" else None
-        self.ant_steps = rt.empty(4 * self.ants) if p.variant == "gpu" else None
+        self.ant_state = rt.empty(16 * self.ants) if p.variant == "gpu" else None
         self.best_tour, self.restart_tour = rt.empty(4 * n), rt.empty(4 * n)
         self.status_host = np.zeros(6, np.int64)
         self.status, self.limits = rt.empty(48), rt.empty(16)
@@ -178,9 +179,9 @@ class AcsColony:
                                      self.status, *self._pher(), np.float32(self.p.alpha),
                                      np.uint32(self.copies))]
 
-    def construct(self, it: int, seed: int) -> list:
+    def construct(self, it: int, seed: int, step_events: bool = False) -> list:
         """Enqueue the ants' tours and lengths with their local updates, then the ants'
-        2-opt if any (events)."""
+        2-opt if any (events; for gpu the per-step launches' too when `step_events`)."""
         rt, p, n, lm = self.rt, self.p, self.n, self.rt.cl.LocalMemory
         ants, g = self.ants, GROUP
         key = (np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint32(it))
@@ -190,12 +191,16 @@ class AcsColony:
         tabu, scratch = lm(4 * (-(-n // 32))), lm(self.scratch_bytes)
         if p.variant == "gpu":
             events = [self.k["acs_first"](rt.queue, (round_up(ants, 64),), (64,), np.int32(n), np.int32(ants),
-                                          *key, self.tours, self.visited, self.ant_steps)]
-            # n - 1 launches of one kernel with the same arguments: each ant keeps its step
+                                          *key, self.tours, self.visited, self.ant_state)]
+            # n - 1 launches of one kernel with the same arguments (each ant keeps its
+            # step), without events unless step_events (their enqueue rate bound the
+            # iteration, tspcl/launches.py)
             step_k = self.k["acs_step"]
-            step_k.set_args(*acs, *local_rule, *key, self.tours, self.visited, self.ant_steps, tabu, scratch)
-            for _ in range(1, n):
-                events.append(rt.cl.enqueue_nd_range_kernel(rt.queue, step_k, (ants * g,), (g,)))
+            step_k.set_args(*acs, *local_rule, *key, self.tours, self.visited, self.ant_state, tabu, scratch)
+            if step_events:
+                events += [rt.cl.enqueue_nd_range_kernel(rt.queue, step_k, (ants * g,), (g,)) for _ in range(1, n)]
+            else:
+                enqueue_repeated(rt, step_k, n - 1, ants * g, g)
             events.append(self.k["acs_close"](rt.queue, (ants * g,), (g,), *self.ctx.dinst.dist_args,
                                               *self._pher(), *local_rule, self.tours, self.lengths, scratch))
         else:
@@ -230,7 +235,7 @@ def _memory(inst: Instance, p: AcsParams) -> int:
     visited = 0
     if p.variant == "gpu":  # a second matrix, the tabus and steps between launches
         pheromone *= 2
-        visited = 4 * ants * (-(-n // 32)) + 4 * ants
+        visited = 4 * ants * (-(-n // 32)) + 16 * ants
     ls = (ant_two_opt.memory_bytes(n, ants) + candidate_bytes(n, p.ls_neighbors)) if p.ls == "2opt" else 0
     return (base + pheromone + visited + ls + 4 * ants * n + 8 * ants + 4 * n * p.cl
             + candidate_bytes(n, max(p.cl, 10)) + 8 * n + 2**20)
