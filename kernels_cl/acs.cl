@@ -57,6 +57,18 @@
  * edge, as with the matrix.  The tail advances by atomic_inc, as in the paper's code,
  * so that ants adding edges to one city at once take different slots. */
 #define EMPTY_NODE 0xFFFFFFFFu
+/* -D FRESH_READS=1: the trails are read through volatile pointers, so from L2, where
+ * every ant's update lands, as the global loads of the paper's Kepler GPU did (they were
+ * not cached in L1); otherwise a line of trails may stay in an SM's L1, which other SMs'
+ * updates do not reach, for as long as the SM keeps using it. */
+#ifndef FRESH_READS
+#define FRESH_READS 0
+#endif
+#if FRESH_READS
+#define TRAIL_GLOBAL volatile __global
+#else
+#define TRAIL_GLOBAL __global
+#endif
 #if STORE == STORE_SPM
 #define PHER_DECL __global uint2 *restrict spm, __global uint *restrict spm_tail, const float tau_min
 #define PHER_ARGS spm, spm_tail, tau_min
@@ -68,14 +80,15 @@
 inline float pher_read(PHER_DECL, const uint n, const uint u, const uint v)
 {
 #if STORE == STORE_SPM
-    for (uint i = 0; i < SPM_S; i++) {
-        const uint2 edge = spm[u * SPM_S + i];
-        if (edge.x == v)
-            return as_float(edge.y);
-    }
-    return tau_min;
+    uint2 row[SPM_S];   /* every load issued before the search */
+    for (uint i = 0; i < SPM_S; i++)
+        row[i] = ((TRAIL_GLOBAL uint2 *)spm)[u * SPM_S + i];
+    float found = tau_min;   /* the first slot that holds v */
+    for (uint i = SPM_S; i-- > 0;)
+        found = row[i].x == v ? as_float(row[i].y) : found;
+    return found;
 #else
-    return tau[(ulong)u * n + v];
+    return ((TRAIL_GLOBAL float *)tau)[(ulong)u * n + v];
 #endif
 }
 
@@ -96,9 +109,9 @@ inline trail_t pher_load(PHER_DECL, const uint n, const uint u, const uint v)
     trail_t t;
 #if STORE == STORE_SPM
     for (uint i = 0; i < SPM_S; i++)
-        t.row[i] = spm[u * SPM_S + i];
+        t.row[i] = ((TRAIL_GLOBAL uint2 *)spm)[u * SPM_S + i];
 #else
-    t.cell = as_uint(tau[(ulong)u * n + v]);
+    t.cell = as_uint(((TRAIL_GLOBAL float *)tau)[(ulong)u * n + v]);
 #endif
     return t;
 }

@@ -38,6 +38,7 @@ from .batches import LONG_MAX, M_BEST, run_batches  # noqa: F401 - M_BEST for ca
 from .construct import NearestNeighborParams, run_nn
 
 VARIANTS = ("gpu", "alt", "spm")
+READS = {"cached": 0, "fresh": 1}  # acs.cl FRESH_READS
 STORES = {"matrix": 0, "spm": 1}   # acs.cl STORE_*
 EMPTY_NODE = 0xFFFFFFFF            # acs.cl: a selective memory slot without an edge
 GROUP = 32                        # work-items per ant: one per candidate (cl 32)
@@ -52,7 +53,9 @@ class AcsParams:
     global evaporation (eq. 4); k: the local update follows every k-th edge of an ant
     (section 4.2); cl: candidate set size; spm_size: edges kept per city by spm; ls:
     'none' or '2opt' on every ant's tour over `ls_neighbors` nearest cities (the MMAS
-    ants' 2-opt); batch: iterations between status reads."""
+    ants' 2-opt); reads: how the ants read the trails, cached (a line may stay in an
+    SM's L1 while other SMs update it) or fresh (from L2, as on the paper's Kepler GPU;
+    acs.cl FRESH_READS); batch: iterations between status reads."""
 
     variant: str = "spm"
     iterations: int = 1000
@@ -66,6 +69,7 @@ class AcsParams:
     spm_size: int = 8
     ls: str = "none"
     ls_neighbors: int = 32
+    reads: str = "cached"
     batch: int = 10
 
     def __post_init__(self):
@@ -92,6 +96,8 @@ class AcsParams:
             raise UsageError(f"ls must be none or 2opt for acs (got {self.ls!r})")
         if self.ls_neighbors < 1:
             raise UsageError(f"ls_neighbors must be at least 1 (got {self.ls_neighbors})")
+        if self.reads not in READS:
+            raise UsageError(f"reads must be cached or fresh for acs (got {self.reads!r})")
         if self.batch < 1:
             raise UsageError(f"batch must be at least 1 (got {self.batch})")
 
@@ -117,7 +123,8 @@ class AcsColony:
         self.cand = ctx.candidates(CandidateParams("knn", cl)).cities
         store = "spm" if p.variant == "spm" else "matrix"
         defines = {"CL": cl, "STORE": STORES[store], "SPM_S": p.spm_size,
-                   "ATOMIC_UPDATE": int(p.variant == "gpu"), "COUNT_UPDATES": int(count_updates)}
+                   "ATOMIC_UPDATE": int(p.variant == "gpu"), "COUNT_UPDATES": int(count_updates),
+                   "FRESH_READS": READS[p.reads]}
         names = ("acs_first", "acs_step", "acs_close") if p.variant == "gpu" else ("acs_construct",)
         self.k = {name: ctx.dinst.kernel("acs", name, **defines) for name in names + ("acs_global",)}
         self.k["mmas_best"] = ctx.dinst.kernel("mmas", "mmas_best")
