@@ -57,10 +57,13 @@
  * edge, as with the matrix.  The tail advances by atomic_inc, as in the paper's code,
  * so that ants adding edges to one city at once take different slots. */
 #define EMPTY_NODE 0xFFFFFFFFu
-/* -D FRESH_READS=1: the trails are read through volatile pointers, so from L2, where
- * every ant's update lands, as the global loads of the paper's Kepler GPU did (they were
- * not cached in L1); otherwise a line of trails may stay in an SM's L1, which other SMs'
- * updates do not reach, for as long as the SM keeps using it. */
+/* -D FRESH_READS=1 (acs.py's default): the trails are read through volatile pointers,
+ * so from L2, where every ant's update lands, as the global loads of the paper's Kepler
+ * GPU did (they were not cached in L1).  With 0 a line of trails may stay in an SM's L1,
+ * which other SMs' updates do not reach, for as long as the SM keeps using it: the ants
+ * then miss each other's local updates (eq. 3), which are there to steer them apart, and
+ * on the H100 Table 9's errors came out up to 1.8x larger (pr1002 spm 6.9 % against 3.9 %
+ * fresh, 5 seeds; BENCHMARKS.md), in the same number of iterations. */
 #ifndef FRESH_READS
 #define FRESH_READS 0
 #endif

@@ -1,7 +1,7 @@
 """Time ACS solution construction per iteration (the paper's Table 3 measure).
 
     python scripts/bench_acs.py INSTANCE... [--variants gpu alt spm] [--device gpu]
-        [--iterations 5] [--warmup 1] [--ants 0] [--k 1] [--reads cached]
+        [--iterations 5] [--warmup 1] [--ants 0] [--k 1] [--reads fresh]
 
 For each instance and variant: a colony with ants = n (or --ants), --warmup iterations,
 then --iterations more; the construction of each (acs_construct, or for gpu the span
@@ -58,7 +58,7 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--ants", type=int, default=0)
     ap.add_argument("--k", type=int, default=1)
-    ap.add_argument("--reads", default="cached", choices=list(acs.READS))
+    ap.add_argument("--reads", default="fresh", choices=list(acs.READS))
     args = ap.parse_args()
     rt = Runtime.from_spec(args.device)
     print(f"device {rt.name}", file=sys.stderr)

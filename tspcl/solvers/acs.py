@@ -38,7 +38,7 @@ from .batches import LONG_MAX, M_BEST, run_batches  # noqa: F401 - M_BEST for ca
 from .construct import NearestNeighborParams, run_nn
 
 VARIANTS = ("gpu", "alt", "spm")
-READS = {"cached": 0, "fresh": 1}  # acs.cl FRESH_READS
+READS = {"fresh": 1, "cached": 0}  # acs.cl FRESH_READS
 STORES = {"matrix": 0, "spm": 1}   # acs.cl STORE_*
 EMPTY_NODE = 0xFFFFFFFF            # acs.cl: a selective memory slot without an edge
 GROUP = 32                        # work-items per ant: one per candidate (cl 32)
@@ -53,9 +53,11 @@ class AcsParams:
     global evaporation (eq. 4); k: the local update follows every k-th edge of an ant
     (section 4.2); cl: candidate set size; spm_size: edges kept per city by spm; ls:
     'none' or '2opt' on every ant's tour over `ls_neighbors` nearest cities (the MMAS
-    ants' 2-opt); reads: how the ants read the trails, cached (a line may stay in an
-    SM's L1 while other SMs update it) or fresh (from L2, as on the paper's Kepler GPU;
-    acs.cl FRESH_READS); batch: iterations between status reads."""
+    ants' 2-opt); reads: how the ants read the trails, fresh (from L2, where every
+    ant's update lands, as on the paper's Kepler GPU; the default) or cached (a line may
+    stay in an SM's L1 while other SMs' ants update it: on the H100 Table 9's errors
+    were up to 1.8x larger, BENCHMARKS.md; acs.cl FRESH_READS); batch: iterations
+    between status reads."""
 
     variant: str = "spm"
     iterations: int = 1000
@@ -69,7 +71,7 @@ class AcsParams:
     spm_size: int = 8
     ls: str = "none"
     ls_neighbors: int = 32
-    reads: str = "cached"
+    reads: str = "fresh"
     batch: int = 10
 
     def __post_init__(self):
@@ -97,7 +99,7 @@ class AcsParams:
         if self.ls_neighbors < 1:
             raise UsageError(f"ls_neighbors must be at least 1 (got {self.ls_neighbors})")
         if self.reads not in READS:
-            raise UsageError(f"reads must be cached or fresh for acs (got {self.reads!r})")
+            raise UsageError(f"reads must be fresh or cached for acs (got {self.reads!r})")
         if self.batch < 1:
             raise UsageError(f"batch must be at least 1 (got {self.batch})")
 
