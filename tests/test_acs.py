@@ -245,7 +245,7 @@ def test_a_tabu_that_does_not_fit_local_memory_says_how_many_cities_would(rt):  
 @pytest.mark.parametrize("bad, match", [
     (dict(variant="atomic"), "variant"), (dict(q0=1.5), "q0"), (dict(rho=0.0), "rho"),
     (dict(alpha=1.0), "alpha"), (dict(k=0), "k"), (dict(cl=33), "cl"), (dict(spm_size=0), "spm_size"),
-    (dict(ls="3opt"), "ls"), (dict(ls_neighbors=0), "ls_neighbors"),
+    (dict(ls="3opt"), "ls"), (dict(ls_neighbors=0), "ls_neighbors"), (dict(reads="l1"), "reads"),
 ])
 def test_bad_parameters_are_usage_errors(bad, match):
     with pytest.raises(UsageError, match=match):

@@ -78,7 +78,8 @@ def solve(
         "(roulette wheel or reservoir sampling; list compression, compact or bitmask tabu). "
         "acs: gpu (a launch per step, atomic local updates), alt (one launch, racy local "
         "updates, not bit-reproducible) or spm (alt with the selective pheromone memory, "
-        "the default)."),
+        "the default); -p reads=cached reads the trails through the GPU's L1 (ants may miss "
+        "each other's updates; the default fresh reads them from L2, as the paper's GPU)."),
     cl: Optional[int] = typer.Option(None, "--cl", help="mmas: candidate list length (32; 0: none). acs: candidate set size (32, at most 32)."),
     ants: Optional[int] = typer.Option(None, "--ants", help="mmas, acs: ants per iteration (default n; the ACS paper recommends 256)."),
     rho: Optional[float] = typer.Option(None, "--rho", help="mmas: pheromone kept per iteration (0.5). acs: local evaporation (0.01)."),
