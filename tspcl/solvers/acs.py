@@ -13,6 +13,11 @@ Three variants (the paper's Table 1), all in kernels_cl/acs.cl:
 * ``spm`` (ACS-GPU-SPM): as ``alt`` over the selective pheromone memory of section 3.2,
   ``spm_size`` edges per city (O(n s) memory instead of n x n); racy too.
 
+The ants read the trails fresh from L2 by default (``reads``), as the paper's Kepler GPU
+did: through the H100's L1 an ant could miss other SMs' ants' local updates for as long
+as a line stayed there, and alt and spm found worse tours (BENCHMARKS.md, Table 9).
+acs-gpu's step launches are enqueued without events (tspcl/launches.py).
+
 An iteration is the construction (and with ls=2opt the ants' 2-opt of
 kernels_cl/ant2opt.cl, shared with MMAS), the iteration's and global best (kernels_cl/mmas.cl
 mmas_best, shared with MMAS; its limits output is not used here) and the global update
