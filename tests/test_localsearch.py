@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import tspcl.solvers.base as base
 import tspcl.solvers.localsearch as ls
 from kernel_fixtures import rt  # noqa: F401 - fixture
 from tspcl.device_instance import DeviceInstance
@@ -225,7 +226,7 @@ def test_local_search_improves_on_its_nn_start(rt):  # noqa: F811
 def test_ils_tours_valid_after_every_step(rt, monkeypatch, kick, accept):  # noqa: F811
     """batch=1 and immediate publishing: the current and best tours are read back and
     validated (Instance.tour_length raises on a non-permutation) after every step."""
-    monkeypatch.setattr(ls, "PUBLISH_S", 0.0)
+    monkeypatch.setattr(base, "PUBLISH_S", 0.0)
     seen = []
     real = ls._publish
 

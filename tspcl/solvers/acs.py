@@ -238,7 +238,7 @@ def run_acs(ctx: SolveContext, p: AcsParams) -> None:
         return
     colony = AcsColony(ctx, p)
     ctx.timed(colony.start(ctx.best_length))
-    run_batches(ctx, colony, p.iterations, p.batch, colony.iteration, ctx.best_length)
+    run_batches(ctx, colony, p.iterations, p.batch, colony.iteration)
 
 
 def _memory(inst: Instance, p: AcsParams) -> int:

@@ -15,6 +15,8 @@ from ..instance import Instance
 from ..neighbors import CandidateParams, Candidates, build_candidates
 from ..stop import AnyOf
 
+PUBLISH_S = 1.0   # a solver reads a better device tour back at most this often (publish_due)
+
 
 @dataclass
 class Progress:
@@ -85,6 +87,13 @@ class SolveContext:
         if self.on_progress is not None:
             self.on_progress(p)
         return True
+
+    def publish_due(self, length: int) -> bool:
+        """Whether a device's best tour of `length` should be read back now: it is
+        shorter than the best kept, and the last one was kept PUBLISH_S seconds ago (or
+        the run began that long ago).  Between, a solver reads back only its status."""
+        since = time.perf_counter() - self.started - (self.history[-1].elapsed if self.history else 0.0)
+        return (self.best_length is None or length < self.best_length) and since >= PUBLISH_S
 
     def read_tour(self, buf) -> np.ndarray:
         return self.rt.read(buf, np.int32, self.inst.n).astype(np.int64)

@@ -1,12 +1,12 @@
 """The host's loop over the device runs that keep their best with kernels_cl/mmas.cl
 mmas_best (mmas, acs, ga): steps (colony iterations, generations) enqueued in batches,
 mmas_best's status words read back after each batch (a few bytes), the best tour read
-back only when it improved, at most every PUBLISH_S seconds, and at the end.
+back only when SolveContext.publish_due says so (it improved, at most every PUBLISH_S
+seconds), and at the end.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Callable
 
 import numpy as np
@@ -15,11 +15,10 @@ from .base import SolveContext
 
 M_ITER_BEST, M_ITER_ANT, M_BEST, M_BEST_ITER, M_RESTART_BEST, M_RESTART_ITER = range(6)  # mmas.cl status
 LONG_MAX = 2**63 - 1    # a status length before any tour
-PUBLISH_S = 1.0         # read the best tour back at most this often while improving
 
 
 def run_batches(ctx: SolveContext, device, steps: int, batch: int,
-                enqueue: Callable[[int, int], list], published: int,
+                enqueue: Callable[[int, int], list],
                 after_batch: Callable[[int, np.ndarray], None] | None = None) -> None:
     """Run steps 0 to `steps` - 1, `batch` at a time, until done or ``ctx.stop``.
 
@@ -27,12 +26,10 @@ def run_batches(ctx: SolveContext, device, steps: int, batch: int,
     ``enqueue(step, ctx.seed)`` enqueues one step and returns its events in order.  After
     each batch the status is read, handed to ``after_batch(steps done, status)`` (where a
     solver decides what later steps enqueue), the batch's device time is added, and the
-    best tour is published if it is shorter than `published` (the length published
-    last) and PUBLISH_S seconds have passed since the last publication.  At the end the
-    best tour, if the device has one, is published, and ``ctx.iterations`` is set to the
-    steps done.
+    best tour is published if ``ctx.publish_due``.  At the end the best tour, if the
+    device has one, is published, and ``ctx.iterations`` is set to the steps done.
     """
-    published_at, done = time.perf_counter(), 0
+    done = 0
     while done < steps and not ctx.stop(done):
         count = min(batch, steps - done)
         events = [e for j in range(count) for e in enqueue(done + j, ctx.seed)]
@@ -41,9 +38,8 @@ def run_batches(ctx: SolveContext, device, steps: int, batch: int,
         if after_batch is not None:
             after_batch(done, status)
         ctx.timed_span(events[0], events[-1])
-        if status[M_BEST] < published and time.perf_counter() - published_at >= PUBLISH_S:
+        if ctx.publish_due(int(status[M_BEST])):
             ctx.improve(ctx.read_tour(device.best_tour), done)
-            published, published_at = status[M_BEST], time.perf_counter()
     if device.read_status()[M_BEST] != LONG_MAX:
         ctx.improve(ctx.read_tour(device.best_tour), done)
     ctx.iterations = done

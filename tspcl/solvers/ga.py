@@ -95,7 +95,7 @@ from ..neighbors import candidate_bytes
 from . import ant_two_opt
 from .ant_two_opt import AntTwoOpt, AntTwoOptParams
 from .base import SolveContext, SolverSpec
-from .batches import LONG_MAX, M_BEST, M_ITER_BEST, run_batches  # noqa: F401 - M_ITER_BEST for callers
+from .batches import LONG_MAX, M_BEST, M_ITER_BEST, run_batches  # noqa: F401 - M_BEST, M_ITER_BEST for callers
 
 SCX, BCSCX, ARX = 0, 1, 2      # ga.cl
 CROSSOVERS = ("scx", "bcscx", "arx", "hybrid")
@@ -349,7 +349,7 @@ def run_ga(ctx: SolveContext, p: GaParams) -> None:
     pool = GenePool(ctx, p)
     ctx.timed(pool.start(ctx.seed))
     ctx.improve(ctx.read_tour(pool.best_tour), 0)
-    run_batches(ctx, pool, p.generations, p.batch, pool.generation, pool.read_status()[M_BEST])
+    run_batches(ctx, pool, p.generations, p.batch, pool.generation)
 
 
 def _memory(inst: Instance, p: GaParams) -> int:

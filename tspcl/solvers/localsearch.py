@@ -6,13 +6,13 @@ over neighbour triples with the four reconnections, section 4.2; ILS with double
 kicks, Algorithm 1.  Beyond the paper: an active-city queue (don't-look bits) and many
 non-conflicting moves per pass (kernels_cl/localsearch.cl).  The whole loop runs on the
 device: steps are enqueued in batches; the host reads the status words after each batch
-and the best tour only when it improved (at most every PUBLISH_S seconds) and at the end.
+and the best tour only when it improved (SolveContext.publish_due: at most every
+PUBLISH_S seconds) and at the end.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +35,6 @@ GROUPS_PER_UNIT = 16    # eval/apply work-groups per compute unit (they loop ove
 SINGLE_CITIES_PER_UNIT = 6  # queued cities per compute unit evaluated at once in one-move steps
 CLAIM_BLOCK = 64        # tour positions per claim block (localsearch.cl)
 KICK_REVERSALS = 4      # a double bridge is four reversals (localsearch.cl)
-PUBLISH_S = 1.0         # read the best tour back at most this often while improving
 LONG_MAX = 2**63 - 1
 
 
@@ -152,15 +151,12 @@ def run_local_search(ctx: SolveContext, p: LocalSearchParams) -> None:
     if isinstance(p, IteratedLocalSearchParams):
         search.set_kicks(p.budget(n), -1 if p.accept == "always" else round(p.slack * 10**4),
                          p.window if p.kick == "local" else 0)
-    published_len, published_at = ctx.best_length, time.perf_counter()
     while True:
         state = search.run_batch(p.batch)
         iteration = int(state[S_KICKS]) if search.kicks else int(state[S_MOVES])
         done = bool(state[S_DONE])
-        best_len = int(min(state[S_BEST_LEN], state[S_CUR_LEN]))
-        if done or (best_len < published_len and time.perf_counter() - published_at >= PUBLISH_S):
+        if done or ctx.publish_due(int(min(state[S_BEST_LEN], state[S_CUR_LEN]))):
             _publish(ctx, search, state, iteration)
-            published_len, published_at = best_len, time.perf_counter()
         if done or ctx.stop(iteration):
             break
     if not done:

@@ -310,7 +310,7 @@ def run_mmas(ctx: SolveContext, p: MmasParams) -> None:
             reset_at = last_reset = it
 
     run_batches(ctx, colony, p.iterations, p.batch, lambda it, seed: colony.iteration(it, seed, it == reset_at),
-                ctx.best_length, plan_reset)
+                plan_reset)
 
 
 def _memory(inst: Instance, p: MmasParams) -> int:

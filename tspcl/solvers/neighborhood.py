@@ -11,12 +11,11 @@ cities, 2 C(n,3) moves), full as in the paper or restricted to candidate lists
 
 An iteration is two launches (nb_eval, nb_apply); iterations are enqueued in batches and
 the host reads the state words after each batch, the best tour only when it improved (at
-most every PUBLISH_S seconds) and at the end.
+most every PUBLISH_S seconds, SolveContext.publish_due) and at the end.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from math import comb
 
@@ -40,7 +39,6 @@ NO_MOVE = 2**63 - 1
 DEFAULT_GROUP = 256          # the paper's threads per block (section 6)
 MAX_THREADS = 1 << 26        # cap on the global size (work-items loop over the rest)
 MIN_GROUP = 32               # the smallest work-group thread control tries
-PUBLISH_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -202,7 +200,6 @@ def run_neighborhood_search(ctx: SolveContext, p: HillClimbingParams) -> None:
     search = DeviceNeighborhoodSearch(ctx, p, tenure)
     search.load(ctx.best_order, ctx.best_length, p.iterations)
     control = search.control
-    published, published_at = ctx.best_length, time.perf_counter()
     state = search.read_state()
     while not state[S_DONE] and not ctx.stop(int(state[S_ITER])):
         config = control.current
@@ -218,9 +215,8 @@ def run_neighborhood_search(ctx: SolveContext, p: HillClimbingParams) -> None:
                 state = search.read_state()
             control.measured([_seconds(e) for e in events])
         ctx.timed_span(events[0][0], events[-1][1])
-        if state[S_BEST] < published and time.perf_counter() - published_at >= PUBLISH_S:
+        if ctx.publish_due(int(state[S_BEST])):
             ctx.improve(ctx.read_tour(search.best_tour), int(state[S_ITER]))
-            published, published_at = state[S_BEST], time.perf_counter()
     control.finish()
     ctx.notes.extend(control.log)
     ctx.improve(ctx.read_tour(search.best_tour), int(state[S_ITER]))
