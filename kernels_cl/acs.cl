@@ -119,6 +119,17 @@ inline trail_t pher_load(PHER_DECL, const uint n, const uint u, const uint v)
     return t;
 }
 
+/* *cell = a * *cell + b by compare-and-swap, trying from `seen` (a value read before, or
+ * what a failed attempt returned) until no other update came in between. */
+inline void cas_update(volatile __global uint *cell, uint seen, const float a, const float b)
+{
+    uint old;
+    do {
+        old = seen;
+        seen = atomic_cmpxchg(cell, old, as_uint(a * as_float(old) + b));
+    } while (seen != old);
+}
+
 inline void pher_store(PHER_DECL, const uint n, const uint u, const uint v, const trail_t *t,
                        const float a, const float b)
 {
@@ -131,12 +142,7 @@ inline void pher_store(PHER_DECL, const uint n, const uint u, const uint v, cons
     const uint slot = (atomic_inc(spm_tail + u) + 1u) % SPM_S;
     spm[u * SPM_S + slot] = (uint2)(v, as_uint(a * tau_min + b));
 #elif ATOMIC_UPDATE
-    volatile __global uint *cell = (volatile __global uint *)(tau + (ulong)u * n + v);
-    uint seen = t->cell, old;
-    do {
-        old = seen;
-        seen = atomic_cmpxchg(cell, old, as_uint(a * as_float(old) + b));
-    } while (seen != old);
+    cas_update((volatile __global uint *)(tau + (ulong)u * n + v), t->cell, a, b);
 #else
     tau[(ulong)u * n + v] = a * as_float(t->cell) + b;
 #endif
@@ -150,15 +156,23 @@ inline void pher_update(PHER_DECL, const uint n, const uint u, const uint v, con
     pher_store(PHER_ARGS, n, u, v, &t, a, b);
 }
 
+/* The local update (eq. 3) as tau -> a tau + b: (a, b) = (1 - rho, rho tau0), or (1, 1)
+ * with COUNT_UPDATES. */
+inline float2 local_rule(const float rho, const float tau0)
+{
+#if COUNT_UPDATES
+    return (float2)(1.0f, 1.0f);
+#else
+    return (float2)(1.0f - rho, rho * tau0);
+#endif
+}
+
 /* The local update of edge (u, v) both ways round (eq. 3). */
 inline void local_update(PHER_DECL, const uint n, const uint u, const uint v, const float rho,
                          const float tau0)
 {
-#if COUNT_UPDATES
-    const float a = 1.0f, b = 1.0f;
-#else
-    const float a = 1.0f - rho, b = rho * tau0;
-#endif
+    const float2 rule = local_rule(rho, tau0);
+    const float a = rule.x, b = rule.y;
     const trail_t there = pher_load(PHER_ARGS, n, u, v), back = pher_load(PHER_ARGS, n, v, u);
     pher_store(PHER_ARGS, n, u, v, &there, a, b);
     pher_store(PHER_ARGS, n, v, u, &back, a, b);
@@ -348,17 +362,6 @@ __kernel void acs_first(const int n, const int ants, const uint seed_lo, const u
     ant_state[ant] = (uint4)(1u, start, NONE, 0u);
 }
 
-/* The local update of the ant's edge `step` (its closing edge when step = n) in `copy`
- * when step is a multiple of k. */
-inline void acs_edge_update(__global float *restrict copy, __global uint *restrict spm_tail,
-                            const float tau_min, const uint n, __global const int *tour,
-                            const uint step, const float rho, const float tau0, const uint k)
-{
-    if (step % k == 0)
-        local_update(copy, spm_tail, tau_min, n, (uint)tour[step - 1], (uint)tour[step % n], rho,
-                     tau0);
-}
-
 /* A step's local updates, edge (prev, cur) when `older` and edge (cur, next) when
  * `newer`, both ways round, by compare-and-swap (eq. 3): the four cells' loads issued
  * together, then their first attempts together, then the retries of the attempts another
@@ -368,11 +371,8 @@ inline void step_updates(__global float *restrict copy, const uint n, const uint
                          const uint cur, const uint next, const int older, const int newer,
                          const float rho, const float tau0)
 {
-#if COUNT_UPDATES
-    const float a = 1.0f, b = 1.0f;
-#else
-    const float a = 1.0f - rho, b = rho * tau0;
-#endif
+    const float2 rule = local_rule(rho, tau0);
+    const float a = rule.x, b = rule.y;
     const int live[4] = {older, older, newer, newer};
     const ulong at[4] = {(ulong)prev * n + cur, (ulong)cur * n + prev, (ulong)cur * n + next,
                          (ulong)next * n + cur};
@@ -389,11 +389,8 @@ inline void step_updates(__global float *restrict copy, const uint n, const uint
     }
 #pragma unroll
     for (int i = 0; i < 4; i++)
-        while (seen[i] != old[i]) {
-            old[i] = seen[i];
-            seen[i] = atomic_cmpxchg((volatile __global uint *)(copy + at[i]), old[i],
-                                     as_uint(a * as_float(old[i]) + b));
-        }
+        if (seen[i] != old[i])
+            cas_update((volatile __global uint *)(copy + at[i]), seen[i], a, b);
 }
 
 /* The next step of every ant: its next city, then its local updates. */
@@ -436,11 +433,10 @@ __kernel void acs_close(DIST_PARAMS, __global float *restrict tau, __global uint
     const uint ant = get_group_id(0), un = (uint)n;
     __global const int *tour = tours + (ulong)ant * un;
     if (get_local_id(0) == 0) {
-        __global float *behind = tau + (ulong)((un - 1) & 1) * un * un;
-        __global float *ahead = tau + (ulong)(un & 1) * un * un;
-        acs_edge_update(behind, spm_tail, tau_min, un, tour, un - 1, rho, tau0, k);
-        acs_edge_update(behind, spm_tail, tau_min, un, tour, un, rho, tau0, k);
-        acs_edge_update(ahead, spm_tail, tau_min, un, tour, un, rho, tau0, k);
+        const uint prev = (uint)tour[un - 2], last = (uint)tour[un - 1], start = (uint)tour[0];
+        step_updates(tau + (ulong)((un - 1) & 1) * un * un, un, prev, last, start,
+                     (un - 1) % k == 0, un % k == 0, rho, tau0);
+        step_updates(tau + (ulong)(un & 1) * un * un, un, prev, last, start, 0, un % k == 0, rho, tau0);
     }
     const long length = group_tour_length(DIST_ARGS, tour, scratch);
     if (get_local_id(0) == 0)
