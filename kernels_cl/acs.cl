@@ -4,10 +4,11 @@
  * One work-group per ant (section 3.1): its tabu is a bitmask in local memory (ants.h,
  * TABU_BT), one work-item per candidate of the current city.  The next city follows the
  * pseudo-random proportional rule (eq. 1-2, Fig. 3): among the unvisited of the CL
- * nearest neighbours, with probability q0 the one with the largest tau * eta^beta,
+ * nearest neighbours, with probability q0 the one with the largest tau * eta^beta (over
+ * the selective memory, cur's stored edges count too, as in the authors' code: below),
  * otherwise one drawn with probability proportional to it (drawn here by reservoir
  * keys -log2(u) / w, the same distribution as the paper's roulette, so that greedy and
- * roulette are both one work-group minimum, ants.h list_winner); with no unvisited
+ * roulette are both one work-group minimum, ants.h list_least); with no unvisited
  * candidate, the unvisited city with the largest tau * eta^beta (section 3.1.1).  After
  * every k-th edge the ant lowers its pheromone, tau = (1 - rho) tau + rho tau0 (eq. 3,
  * section 4.2), both ways round.
@@ -80,21 +81,6 @@
 #define PHER_ARGS tau, spm_tail, tau_min
 #endif
 
-inline float pher_read(PHER_DECL, const uint n, const uint u, const uint v)
-{
-#if STORE == STORE_SPM
-    uint2 row[SPM_S];   /* every load issued before the search */
-    for (uint i = 0; i < SPM_S; i++)
-        row[i] = ((TRAIL_GLOBAL uint2 *)spm)[u * SPM_S + i];
-    float found = tau_min;   /* the first slot that holds v */
-    for (uint i = SPM_S; i-- > 0;)
-        found = row[i].x == v ? as_float(row[i].y) : found;
-    return found;
-#else
-    return ((TRAIL_GLOBAL float *)tau)[(ulong)u * n + v];
-#endif
-}
-
 /* An update in two halves, so that local_update() issues both edges' loads before
  * either store (one L2 round trip on an ant's step instead of two): pher_load() reads
  * what the update needs (the cell, or u's SPM_S pairs), pher_store() writes tau(u, v) =
@@ -111,12 +97,32 @@ inline trail_t pher_load(PHER_DECL, const uint n, const uint u, const uint v)
 {
     trail_t t;
 #if STORE == STORE_SPM
-    for (uint i = 0; i < SPM_S; i++)
+    for (uint i = 0; i < SPM_S; i++)   /* every load issued before any search */
         t.row[i] = ((TRAIL_GLOBAL uint2 *)spm)[u * SPM_S + i];
 #else
     t.cell = as_uint(((TRAIL_GLOBAL float *)tau)[(ulong)u * n + v]);
 #endif
     return t;
+}
+
+/* tau(u, v) from what pher_load(u, v) read (over the selective memory: the first slot
+ * that holds v, or tau_min). */
+inline float trail_of(const trail_t *t, const float tau_min, const uint v)
+{
+#if STORE == STORE_SPM
+    float found = tau_min;
+    for (uint i = SPM_S; i-- > 0;)
+        found = t->row[i].x == v ? as_float(t->row[i].y) : found;
+    return found;
+#else
+    return as_float(t->cell);
+#endif
+}
+
+inline float pher_read(PHER_DECL, const uint n, const uint u, const uint v)
+{
+    const trail_t t = pher_load(PHER_ARGS, n, u, v);
+    return trail_of(&t, tau_min, v);
 }
 
 /* *cell = a * *cell + b by compare-and-swap, trying from `seen` (a value read before, or
@@ -249,6 +255,39 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
     return best;
 }
 
+#if STORE == STORE_SPM
+/* A stored edge's word in the greedy step's minimum: as list_slot_word(), with the slot
+ * of the edge in cur's selective memory in the low bits. */
+#define STORED_SLOT_BITS (SPM_S > 1 ? 32 - clz(SPM_S - 1) : 0)
+#define STORED_SLOT_MASK ((1u << STORED_SLOT_BITS) - 1u)
+
+/* A work-item's share of the greedy step over the selective memory, as the authors'
+ * code (github.com/RSkinderowicz/GPUBasedACS, acs_spm_calc_solution) takes it: the
+ * stored edges of cur to unvisited cities, candidates or not, weighed by their trails.
+ * With the candidates weighed as usual (an unstored one at tau_min) that is the largest
+ * tau * eta^beta over every unvisited city: an unstored city outside the list is farther
+ * than every candidate, at the same tau_min.  Without it a global best's edge to a city
+ * outside cur's list was never a greedy choice.  The slot's city goes to stored_nodes,
+ * for the winner to be read back. */
+inline uint stored_word(TABU_DECL, DIST_PARAMS, const trail_t *row, const uint cur, const float beta,
+                        __local uint *stored_nodes)
+{
+    uint least = ~0u;
+    for (uint i = get_local_id(0); i < SPM_S; i += get_local_size(0)) {
+        uint2 e = row->row[0];
+        for (uint j = 1; j < SPM_S; j++)   /* selects, not a private array indexed at run time */
+            e = j == i ? row->row[j] : e;
+        stored_nodes[i] = e.x;
+        if (e.x != EMPTY_NODE && !tabu_visited(TABU_ARGS, (uint)n, e.x)) {
+            const float w = as_float(e.y) * heuristic(DIST_ARGS, cur, e.x, beta);
+            if (w > 0.0f)
+                least = min(least, (as_uint(1.0f / w) & ~STORED_SLOT_MASK) | i);
+        }
+    }
+    return least;
+}
+#endif
+
 /* The next city of an ant at cur (Fig. 3), the same in every work-item; NONE only when
  * every city is visited.  q_words: q_draws() of the step. */
 inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, const uint ant,
@@ -257,10 +296,17 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
 {
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     const int greedy = unit_open0(word_of(q_words, step & 3)) <= q0;
+#if STORE == STORE_SPM
+    const trail_t row = pher_load(PHER_ARGS, un, cur, 0u);   /* cur's stored edges, once */
+#endif
     uint least = ~0u;
     for (uint i = lid; i < CL; i += p) {
         const uint v = (uint)cand[cur * CL + i];
+#if STORE == STORE_SPM
+        const float w = trail_of(&row, tau_min, v) * cand_heur[cur * CL + i];
+#else
         const float w = pher_read(PHER_ARGS, un, cur, v) * cand_heur[cur * CL + i];
+#endif
         /* the least of 1 / w is the greedy choice, the least of -log2(u) / w a draw with
          * probability w / (sum of w) (eq. 2); a greedy step (most steps: q0 = (n - 20) / n)
          * draws nothing */
@@ -271,7 +317,20 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
         const uint word = list_slot_word(value, i);
         least = !tabu_visited(TABU_ARGS, un, v) && w > 0.0f ? min(least, word) : least;
     }
-    uint next = list_winner(st, least, cand, cur);
+#if STORE == STORE_SPM
+    __local uint *stored_nodes = (__local uint *)st->scratch + 2 * p;   /* the fallback's row, unused here */
+    const uint stored = greedy ? stored_word(TABU_ARGS, DIST_ARGS, &row, cur, beta, stored_nodes) : ~0u;
+#else
+    const uint stored = ~0u;
+#endif
+    /* .x: the candidates' least, .y: the stored edges', which count only while a
+     * candidate is left (as in the authors' code; with none the fallback weighs them) */
+    const uint2 won = list_least(st, least, stored);
+    uint next = won.x == ~0u ? NONE : (uint)cand[cur * CL + (won.x & LIST_SLOT_MASK)];
+#if STORE == STORE_SPM
+    if (won.x != ~0u && won.y < won.x)
+        next = stored_nodes[won.y & STORED_SLOT_MASK];
+#endif
     if (next == NONE) {
         /* no unvisited candidate: the unvisited city with the largest tau * eta^beta (the
          * least 1 / w, ties to the lower city) */
@@ -486,18 +545,18 @@ __kernel void acs_pher_sequence(const int n, PHER_DECL, __global const int *rest
         read_out[r] = pher_read(PHER_ARGS, (uint)n, (uint)reads[2 * r], (uint)reads[2 * r + 1]);
 }
 
-/* Tests: the fallback's choice (fallback_entry over one work-group) from city cur with
+/* Tests: the greedy choice (acs_next with q0 = 1) of one work-group from city cur with
  * the visited cities of bitmask `visited`, written to out[0] (NONE: every city visited). */
-__kernel void acs_fallback_choice(DIST_PARAMS, PHER_DECL, const float beta, const uint cur,
-                                  __global const uint *restrict visited, __global uint *restrict out,
-                                  TABU_DECL, __local long *scratch)
+__kernel void acs_greedy_choice(ACS_DECL, const uint cur, __global const uint *restrict visited,
+                                __global uint *restrict out, TABU_DECL, __local long *scratch)
 {
     const uint un = (uint)n;
     for (uint w = get_local_id(0); w < (un + 31) / 32; w += get_local_size(0))
         bits[w] = visited[w];
     select_state_t st = select_init(scratch);
     barrier(CLK_LOCAL_MEM_FENCE);
-    const ulong won = group_min_entry(&st, fallback_entry(TABU_ARGS, DIST_ARGS, PHER_ARGS, cur, beta, &st));
+    const rng_key_t key = {0u, 0u};
+    const uint next = acs_next(TABU_ARGS, ACS_ARGS, cur, key, 0u, 0u, 1u, q_draws(key, 0u, 0u, 1u), &st);
     if (get_local_id(0) == 0)
-        out[0] = won == ULONG_MAX ? NONE : (uint)won;
+        out[0] = next;
 }

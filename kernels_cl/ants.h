@@ -119,8 +119,8 @@ inline void tabu_mark(TABU_DECL, const uint n, const uint v) { bits[v >> 5] |= 1
 #define FULL_PHASE 0u
 
 /* A selection's local scratch (aco.cl's RWM: 3p floats and a uint; group_min_entry: two
- * accumulators of two uints, then list_winner: two of one uint), the counts of
- * group_min_entry and list_winner calls so far, and the work-item's list-phase draw for
+ * accumulators of two uints, then list_least: two of two uints), the counts of
+ * group_min_entry and list_least calls so far, and the work-item's list-phase draw for
  * its first slot; select_init() must be followed by a barrier. */
 typedef struct {
     __local void *scratch;
@@ -131,7 +131,7 @@ typedef struct {
 
 inline select_state_t select_init(__local void *scratch)
 {
-    if (get_local_id(0) < 6)
+    if (get_local_id(0) < 8)
         ((__local uint *)scratch)[get_local_id(0)] = ~0u;
     select_state_t st = {scratch, 0u, 0u, (uint4)(0u), ~0u};
     return st;
@@ -169,22 +169,32 @@ inline uint list_slot_word(const float value, const uint slot)
     return (as_uint(value) & ~LIST_SLOT_MASK) | slot;
 }
 
+/* The least of each of two words over the work-group (~0u where no work-item offered
+ * one): a local atomic min for each and one barrier (group_min_entry needs two).  The
+ * accumulators alternate like the full phase's, apart from them, so that a full
+ * selection right after a list one finds its own accumulators reset. */
+inline uint2 list_least(select_state_t *st, const uint a, const uint b)
+{
+    volatile __local uint *lists = (volatile __local uint *)st->scratch + 4;
+    volatile __local uint *acc = lists + 2 * (st->list_calls & 1), *other = lists + 2 * (~st->list_calls & 1);
+    st->list_calls++;
+    if (a != ~0u)
+        atomic_min(acc, a);
+    if (b != ~0u)
+        atomic_min(acc + 1, b);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint2 least = (uint2)(acc[0], acc[1]);
+    if (get_local_id(0) == 0)
+        other[0] = other[1] = ~0u;
+    return least;
+}
+
 /* The list phase's winner, the candidate in the least word's slot (NONE when every
- * work-item offered ~0u): one local atomic min and one barrier (group_min_entry needs
- * two).  The list accumulators alternate like the full phase's, apart from them, so
- * that a full selection right after a list one finds its own accumulator reset. */
+ * work-item offered ~0u). */
 inline uint list_winner(select_state_t *st, const uint word, __global const int *restrict cand,
                         const uint cur)
 {
-    volatile __local uint *lists = (volatile __local uint *)st->scratch + 4;
-    volatile __local uint *acc = lists + (st->list_calls & 1), *other = lists + (~st->list_calls & 1);
-    st->list_calls++;
-    if (word != ~0u)
-        atomic_min(acc, word);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint least = *acc;
-    if (get_local_id(0) == 0)
-        *other = ~0u;
+    const uint least = list_least(st, word, ~0u).x;
     return least == ~0u ? NONE : (uint)cand[cur * CL + (least & LIST_SLOT_MASK)];
 }
 #endif

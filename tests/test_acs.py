@@ -127,25 +127,40 @@ def test_selective_memory_matches_a_host_model_of_fig5(rt, s):  # noqa: F811
 
 
 @pytest.mark.parametrize("store", ["matrix", "spm"])
-def test_fallback_takes_the_unvisited_city_with_the_largest_trail_times_heuristic(rt, store):  # noqa: F811
-    """With no candidate left: argmax over unvisited v of tau(cur, v) (1 / d)^beta, ties
-    to the lower city, against a host scan; the selective memory holds a few edges with
-    large random trails (some to far cities), every other edge at tau_min."""
-    n, s, beta, tau_min = 150, 8, 3.0, np.float32(1e-3)
+def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store):  # noqa: F811
+    """q0 = 1 from city cur, against a host scan of tau(cur, v) (1 / d)^beta: over the
+    matrix, the argmax over the unvisited candidates, or over every unvisited city when
+    none is left (the fallback); over the selective memory, the argmax over every
+    unvisited city either way (its stored edges count, candidates or not, as in the
+    authors' code).  Ties to the lower city.  The memory holds a few edges with trails up
+    to 10^6 tau_min (some to far cities), every other edge is at tau_min; some trials
+    leave no candidate unvisited."""
+    n, s, cl, beta, tau_min = 150, 8, 8, 3.0, np.float32(1e-3)
     inst = generate("uniform", n, seed=11)
+    dinst = DeviceInstance(rt, inst)
     d = inst.full_matrix().astype(np.float64)
+    cand = build_candidates(dinst, CandidateParams("knn", cl))
+    lists = cand.host(rt)[0]
+    heur = rt.empty(4 * n * cl)
+    dinst.kernel("mmas", "mmas_heuristic", WEIGHTS=1, CL=cl)(
+        rt.queue, (n * cl,), None, *dinst.dist_args, cand.cities, np.float32(beta), heur)
     rng = np.random.default_rng(5)
-    k = DeviceInstance(rt, inst).kernel("acs", "acs_fallback_choice", CL=8, STORE=acs.STORES[store], SPM_S=s)
+    k = dinst.kernel("acs", "acs_greedy_choice", CL=cl, STORE=acs.STORES[store], SPM_S=s)
     lm = rt.cl.LocalMemory
-    for trial in range(12):
+    outcomes = set()
+    for trial in range(24):
         cur = int(rng.integers(n))
         visited = rng.random(n) < rng.uniform(0.2, 0.95)
+        if trial % 4 == 0:
+            visited[lists[cur]] = True
         visited[cur] = True
         tau = np.full((n, n), tau_min, np.float32)
         if store == "spm":
             pairs = np.tile(np.array([acs.EMPTY_NODE, 0], np.uint32), (n, s, 1))
-            for slot, v in enumerate(rng.choice(n, int(rng.integers(0, s + 1)), replace=False)):
-                trail = np.float32(tau_min * rng.uniform(1.0, 50.0))
+            near_and_far = np.concatenate([rng.choice(lists[cur], 3, replace=False), rng.choice(n, s, replace=False)])
+            stored = [v for v in dict.fromkeys(near_and_far.tolist()) if v != cur][: int(rng.integers(0, s + 1))]
+            for slot, v in enumerate(stored):
+                trail = np.float32(tau_min * 10.0 ** rng.uniform(0.0, 6.0))
                 pairs[cur, slot] = (v, trail.view(np.uint32))
                 tau[cur, v] = trail
             store_buf = rt.to_device(pairs.reshape(-1))
@@ -156,12 +171,21 @@ def test_fallback_takes_the_unvisited_city_with_the_largest_trail_times_heuristi
         for v in np.flatnonzero(visited):
             words[v >> 5] |= np.uint32(1 << (v & 31))
         out = rt.empty(4)
-        k(rt.queue, (32,), (32,), *DeviceInstance(rt, inst).dist_args, store_buf, rt.to_device(np.zeros(n, np.uint32)),
-          tau_min, np.float32(beta), np.uint32(cur), rt.to_device(words), out, lm(4 * len(words)), lm(8 * (32 + s)))
+        k(rt.queue, (32,), (32,), *dinst.dist_args, cand.cities, heur, store_buf,
+          rt.to_device(np.zeros(n, np.uint32)), tau_min, np.float32(1.0), np.float32(beta), np.uint32(cur),
+          rt.to_device(words), out, lm(4 * len(words)), lm(8 * (32 + s)))
         eta = (1.0 / np.maximum(d[cur], 0.5)) ** beta
         w = np.where(visited, -1.0, tau[cur].astype(np.float64) * eta)
+        left = [v for v in lists[cur] if not visited[v]]
+        if store == "matrix" and left:
+            w = np.where(np.isin(np.arange(n), left), w, -1.0)
         want = int(np.argmax(w)) if not visited.all() else 0xFFFFFFFF
-        assert int(rt.read(out, np.uint32, 1)[0]) == want, trial
+        got = int(rt.read(out, np.uint32, 1)[0])
+        assert got == want, trial
+        outcomes.add(("candidate" if got in lists[cur] else "other", bool(left)))
+    assert {("candidate", True), ("other", False)} <= outcomes
+    if store == "spm":  # a stored edge outside the list won while candidates were left
+        assert ("other", True) in outcomes
 
 
 @pytest.mark.parametrize("variant", acs.VARIANTS)
