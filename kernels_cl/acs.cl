@@ -19,6 +19,7 @@
  *   -D ATOMIC_UPDATE=<0|1>              local updates by compare-and-swap (acs-gpu), so
  *                                       that none is lost; 0: plain read and write
  *                                       (acs-gpu-alt, acs-gpu-spm: racy by design)
+ *   -D BETA_WHOLE=<b>                   beta, when it is a whole number (heuristic())
  *   -D COUNT_UPDATES=1                  tests only: an update adds 1 instead
  * Kernels (Table 1): acs_construct builds whole tours in one launch (acs-gpu-alt,
  * acs-gpu-spm); acs_first, then acs_step once per step, then acs_close build them step
@@ -44,8 +45,8 @@
 
 /* ---- the pheromone ----------------------------------------------------------------------
  * STORE_MATRIX: tau[u * n + v].  STORE_SPM (section 3.2, Fig. 5): city u keeps SPM_S
- * edges, each one (node, trail) pair in one aligned 8-byte word, spm[u * SPM_S + i] =
- * (v, bits of tau(u, v)) (node EMPTY_NODE: an empty slot), and spm_tail[u], a count of the
+ * edges, each one aligned 16-byte word, spm[u * SPM_S + i] = (v, bits of tau(u, v), bits
+ * of eta^beta(u, v), 0) (node EMPTY_NODE: an empty slot), and spm_tail[u], a count of the
  * edges ever added to u, so that the edge added last is in slot spm_tail[u] % SPM_S; any
  * other edge of u is at tau_min.  An update of an absent edge starts from tau_min and
  * takes the slot after the tail, the edge added longest ago (a ring).
@@ -53,9 +54,10 @@
  * rewrite them, and the H100 keeps global loads in a work-group's L1, which other SMs'
  * stores do not update.  A node from one copy of a line and a trail from another gave
  * trails to the wrong edges (a global best's trail on an edge just added), and spm ended
- * 8-20 % above the optimum on Table 9 where alt reached 2-9 % (BENCHMARKS.md).  A pair
+ * 8-20 % above the optimum on Table 9 where alt reached 2-9 % (BENCHMARKS.md).  An edge
  * is read and written whole, so a stale read is at worst an older trail of the right
- * edge, as with the matrix.  The tail advances by atomic_inc, as in the paper's code,
+ * edge, as with the matrix.  Its eta^beta is computed once, when the edge is added, so
+ * that the greedy step weighs stored edges without distances (stored_word()).  The tail advances by atomic_inc, as in the paper's code,
  * so that ants adding edges to one city at once take different slots. */
 #define EMPTY_NODE 0xFFFFFFFFu
 /* -D FRESH_READS=1 (acs.py's default): the trails are read through volatile pointers,
@@ -74,12 +76,33 @@
 #define TRAIL_GLOBAL __global
 #endif
 #if STORE == STORE_SPM
-#define PHER_DECL __global uint2 *restrict spm, __global uint *restrict spm_tail, const float tau_min
+#define PHER_DECL __global uint4 *restrict spm, __global uint *restrict spm_tail, const float tau_min
 #define PHER_ARGS spm, spm_tail, tau_min
 #else
 #define PHER_DECL __global float *restrict tau, __global uint *restrict spm_tail, const float tau_min
 #define PHER_ARGS tau, spm_tail, tau_min
 #endif
+
+/* eta^beta = (1 / d)^beta, d = 0 counted as 0.5 (as kernels_cl/mmas.cl).  -D BETA_WHOLE=<b>
+ * (acs.py, when beta is a whole number b, the paper's 3): b multiplications, where pown()
+ * and pow() of a run-time exponent are a long chain of dependent instructions on the
+ * step's path (with it the greedy step over the stored edges took pr1002 from 0.80 to
+ * 1.28 ms an iteration, BENCHMARKS.md). */
+#ifndef BETA_WHOLE
+#define BETA_WHOLE -1
+#endif
+inline float heuristic(DIST_PARAMS, const uint u, const uint v, const float beta)
+{
+    const float eta = 1.0f / max((float)DIST((int)u, (int)v), 0.5f);
+#if BETA_WHOLE >= 0
+    float power = 1.0f;
+    for (int i = 0; i < BETA_WHOLE; i++)
+        power *= eta;
+    return power;
+#else
+    return pow(eta, beta);
+#endif
+}
 
 /* An update in two halves, so that local_update() issues both edges' loads before
  * either store (one L2 round trip on an ant's step instead of two): pher_load() reads
@@ -87,20 +110,20 @@
  * a * tau(u, v) + b from it. */
 typedef struct {
 #if STORE == STORE_SPM
-    uint2 row[SPM_S];
+    uint4 row[SPM_S];
 #else
     uint cell;
 #endif
 } trail_t;
 
-inline trail_t pher_load(PHER_DECL, const uint n, const uint u, const uint v)
+inline trail_t pher_load(PHER_DECL, DIST_PARAMS, const uint u, const uint v)
 {
     trail_t t;
 #if STORE == STORE_SPM
     for (uint i = 0; i < SPM_S; i++)   /* every load issued before any search */
-        t.row[i] = ((TRAIL_GLOBAL uint2 *)spm)[u * SPM_S + i];
+        t.row[i] = ((TRAIL_GLOBAL uint4 *)spm)[u * SPM_S + i];
 #else
-    t.cell = as_uint(((TRAIL_GLOBAL float *)tau)[(ulong)u * n + v]);
+    t.cell = as_uint(((TRAIL_GLOBAL float *)tau)[(ulong)u * (uint)n + v]);
 #endif
     return t;
 }
@@ -119,9 +142,9 @@ inline float trail_of(const trail_t *t, const float tau_min, const uint v)
 #endif
 }
 
-inline float pher_read(PHER_DECL, const uint n, const uint u, const uint v)
+inline float pher_read(PHER_DECL, DIST_PARAMS, const uint u, const uint v)
 {
-    const trail_t t = pher_load(PHER_ARGS, n, u, v);
+    const trail_t t = pher_load(PHER_ARGS, DIST_ARGS, u, v);
     return trail_of(&t, tau_min, v);
 }
 
@@ -136,30 +159,30 @@ inline void cas_update(volatile __global uint *cell, uint seen, const float a, c
     } while (seen != old);
 }
 
-inline void pher_store(PHER_DECL, const uint n, const uint u, const uint v, const trail_t *t,
-                       const float a, const float b)
+inline void pher_store(PHER_DECL, DIST_PARAMS, const float beta, const uint u, const uint v,
+                       const trail_t *t, const float a, const float b)
 {
 #if STORE == STORE_SPM
     for (uint i = 0; i < SPM_S; i++)
         if (t->row[i].x == v) {
-            spm[u * SPM_S + i] = (uint2)(v, as_uint(a * as_float(t->row[i].y) + b));
+            spm[u * SPM_S + i] = (uint4)(v, as_uint(a * as_float(t->row[i].y) + b), t->row[i].z, 0u);
             return;
         }
     const uint slot = (atomic_inc(spm_tail + u) + 1u) % SPM_S;
-    spm[u * SPM_S + slot] = (uint2)(v, as_uint(a * tau_min + b));
+    spm[u * SPM_S + slot] = (uint4)(v, as_uint(a * tau_min + b), as_uint(heuristic(DIST_ARGS, u, v, beta)), 0u);
 #elif ATOMIC_UPDATE
-    cas_update((volatile __global uint *)(tau + (ulong)u * n + v), t->cell, a, b);
+    cas_update((volatile __global uint *)(tau + (ulong)u * (uint)n + v), t->cell, a, b);
 #else
-    tau[(ulong)u * n + v] = a * as_float(t->cell) + b;
+    tau[(ulong)u * (uint)n + v] = a * as_float(t->cell) + b;
 #endif
 }
 
 /* tau(u, v) = a * tau(u, v) + b. */
-inline void pher_update(PHER_DECL, const uint n, const uint u, const uint v, const float a,
-                        const float b)
+inline void pher_update(PHER_DECL, DIST_PARAMS, const float beta, const uint u, const uint v,
+                        const float a, const float b)
 {
-    const trail_t t = pher_load(PHER_ARGS, n, u, v);
-    pher_store(PHER_ARGS, n, u, v, &t, a, b);
+    const trail_t t = pher_load(PHER_ARGS, DIST_ARGS, u, v);
+    pher_store(PHER_ARGS, DIST_ARGS, beta, u, v, &t, a, b);
 }
 
 /* The local update (eq. 3) as tau -> a tau + b: (a, b) = (1 - rho, rho tau0), or (1, 1)
@@ -174,22 +197,14 @@ inline float2 local_rule(const float rho, const float tau0)
 }
 
 /* The local update of edge (u, v) both ways round (eq. 3). */
-inline void local_update(PHER_DECL, const uint n, const uint u, const uint v, const float rho,
-                         const float tau0)
+inline void local_update(PHER_DECL, DIST_PARAMS, const float beta, const uint u, const uint v,
+                         const float rho, const float tau0)
 {
     const float2 rule = local_rule(rho, tau0);
     const float a = rule.x, b = rule.y;
-    const trail_t there = pher_load(PHER_ARGS, n, u, v), back = pher_load(PHER_ARGS, n, v, u);
-    pher_store(PHER_ARGS, n, u, v, &there, a, b);
-    pher_store(PHER_ARGS, n, v, u, &back, a, b);
-}
-
-/* eta^beta = (1 / d)^beta, d = 0 counted as 0.5 (as kernels_cl/mmas.cl); by pown() when
- * beta is a whole number (the paper's 3), a few multiplications instead of pow(). */
-inline float heuristic(DIST_PARAMS, const uint u, const uint v, const float beta)
-{
-    const float eta = 1.0f / max((float)DIST((int)u, (int)v), 0.5f);
-    return beta == rint(beta) ? pown(eta, (int)beta) : pow(eta, beta);
+    const trail_t there = pher_load(PHER_ARGS, DIST_ARGS, u, v), back = pher_load(PHER_ARGS, DIST_ARGS, v, u);
+    pher_store(PHER_ARGS, DIST_ARGS, beta, u, v, &there, a, b);
+    pher_store(PHER_ARGS, DIST_ARGS, beta, v, u, &back, a, b);
 }
 
 #define ACS_DECL DIST_PARAMS, __global const int *restrict cand, \
@@ -222,9 +237,11 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     ulong best = ULONG_MAX;
 #if STORE == STORE_SPM
-    __local uint2 *row = (__local uint2 *)st->scratch + p;
-    for (uint i = lid; i < SPM_S; i += p)
-        row[i] = spm[cur * SPM_S + i];
+    __local uint2 *row = (__local uint2 *)st->scratch + p;   /* (node, bits of tau eta^beta) */
+    for (uint i = lid; i < SPM_S; i += p) {
+        const uint4 e = spm[cur * SPM_S + i];
+        row[i] = (uint2)(e.x, as_uint(as_float(e.y) * as_float(e.z)));
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     ulong nearest = ULONG_MAX;
     for (uint v = lid; v < un; v += p) {
@@ -241,14 +258,14 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
     for (uint i = lid; i < SPM_S; i += p) {
         const uint v = row[i].x;
         if (v != EMPTY_NODE && !tabu_visited(TABU_ARGS, un, v)) {
-            const float w = as_float(row[i].y) * heuristic(DIST_ARGS, cur, v, beta);
+            const float w = as_float(row[i].y);
             best = min(best, ((ulong)as_uint(1.0f / w) << 32) | v);
         }
     }
 #else
     for (uint v = lid; v < un; v += p)
         if (!tabu_visited(TABU_ARGS, un, v)) {
-            const float w = pher_read(PHER_ARGS, un, cur, v) * heuristic(DIST_ARGS, cur, v, beta);
+            const float w = pher_read(PHER_ARGS, DIST_ARGS, cur, v) * heuristic(DIST_ARGS, cur, v, beta);
             best = min(best, ((ulong)as_uint(1.0f / w) << 32) | v);
         }
 #endif
@@ -263,28 +280,26 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
 
 /* A work-item's share of the greedy step over the selective memory, as the authors'
  * code (github.com/RSkinderowicz/GPUBasedACS, acs_spm_calc_solution) takes it: the
- * stored edges of cur to unvisited cities, candidates or not, weighed by their trails.
- * With the candidates weighed as usual (an unstored one at tau_min) that is the largest
- * tau * eta^beta over every unvisited city: an unstored city outside the list is farther
- * than every candidate, at the same tau_min.  Without it a global best's edge to a city
- * outside cur's list was never a greedy choice.  The slot's city goes to stored_nodes,
- * for the winner to be read back. */
-inline uint stored_word(TABU_DECL, DIST_PARAMS, const trail_t *row, const uint cur, const float beta,
-                        __local uint *stored_nodes)
+ * stored edges of cur to unvisited cities, candidates or not, weighed by their trails
+ * and stored eta^beta.  With the candidates weighed as usual (an unstored one at
+ * tau_min) that is the largest tau * eta^beta over every unvisited city: an unstored
+ * city outside the list is farther than every candidate, at the same tau_min.  Without
+ * it a global best's edge to a city outside cur's list was never a greedy choice, and 3
+ * of 10 pr1002 runs of Table 9 stalled at 8-12 % (BENCHMARKS.md).  Work-item i < SPM_S
+ * weighs slot i, `mine`, loaded by itself (picked out of the row, the row went to
+ * private memory), with the eta^beta stored beside the trail (a distance and a power
+ * here made the step 1.5x slower); its city goes to stored_nodes[i], for the winner to
+ * be read back. */
+inline uint stored_word(TABU_DECL, const uint n, const uint4 mine, __local uint *stored_nodes)
 {
-    uint least = ~0u;
-    for (uint i = get_local_id(0); i < SPM_S; i += get_local_size(0)) {
-        uint2 e = row->row[0];
-        for (uint j = 1; j < SPM_S; j++)   /* selects, not a private array indexed at run time */
-            e = j == i ? row->row[j] : e;
-        stored_nodes[i] = e.x;
-        if (e.x != EMPTY_NODE && !tabu_visited(TABU_ARGS, (uint)n, e.x)) {
-            const float w = as_float(e.y) * heuristic(DIST_ARGS, cur, e.x, beta);
-            if (w > 0.0f)
-                least = min(least, (as_uint(1.0f / w) & ~STORED_SLOT_MASK) | i);
-        }
-    }
-    return least;
+    const uint i = get_local_id(0);
+    if (i >= SPM_S)
+        return ~0u;
+    stored_nodes[i] = mine.x;
+    if (mine.x == EMPTY_NODE || tabu_visited(TABU_ARGS, (uint)n, mine.x))
+        return ~0u;
+    const float w = as_float(mine.y) * as_float(mine.z);
+    return w > 0.0f ? (as_uint(1.0f / w) & ~STORED_SLOT_MASK) | i : ~0u;
 }
 #endif
 
@@ -297,7 +312,8 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     const int greedy = unit_open0(word_of(q_words, step & 3)) <= q0;
 #if STORE == STORE_SPM
-    const trail_t row = pher_load(PHER_ARGS, un, cur, 0u);   /* cur's stored edges, once */
+    const trail_t row = pher_load(PHER_ARGS, DIST_ARGS, cur, 0u);   /* cur's stored edges, once */
+    const uint4 mine = lid < SPM_S ? ((TRAIL_GLOBAL uint4 *)spm)[cur * SPM_S + lid] : (uint4)(EMPTY_NODE, 0u, 0u, 0u);
 #endif
     uint least = ~0u;
     for (uint i = lid; i < CL; i += p) {
@@ -305,7 +321,7 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
 #if STORE == STORE_SPM
         const float w = trail_of(&row, tau_min, v) * cand_heur[cur * CL + i];
 #else
-        const float w = pher_read(PHER_ARGS, un, cur, v) * cand_heur[cur * CL + i];
+        const float w = pher_read(PHER_ARGS, DIST_ARGS, cur, v) * cand_heur[cur * CL + i];
 #endif
         /* the least of 1 / w is the greedy choice, the least of -log2(u) / w a draw with
          * probability w / (sum of w) (eq. 2); a greedy step (most steps: q0 = (n - 20) / n)
@@ -319,7 +335,7 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
     }
 #if STORE == STORE_SPM
     __local uint *stored_nodes = (__local uint *)st->scratch + 2 * p;   /* the fallback's row, unused here */
-    const uint stored = greedy ? stored_word(TABU_ARGS, DIST_ARGS, &row, cur, beta, stored_nodes) : ~0u;
+    const uint stored = greedy ? stored_word(TABU_ARGS, un, mine, stored_nodes) : ~0u;
 #else
     const uint stored = ~0u;
 #endif
@@ -375,13 +391,13 @@ __kernel void acs_construct(ACS_DECL, const float rho, const float tau0, const u
             tabu_mark(TABU_ARGS, un, next);
             tour[step] = (int)next;
             if (step % k == 0)
-                local_update(PHER_ARGS, un, cur, next, rho, tau0);
+                local_update(PHER_ARGS, DIST_ARGS, beta, cur, next, rho, tau0);
         }
         cur = next;
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lid == 0 && un % k == 0)  /* the closing edge, the n-th (Fig. 2, line 14) */
-        local_update(PHER_ARGS, un, cur, start, rho, tau0);
+        local_update(PHER_ARGS, DIST_ARGS, beta, cur, start, rho, tau0);
     barrier(CLK_GLOBAL_MEM_FENCE);
     const long length = group_tour_length(DIST_ARGS, tour, scratch);
     if (lid == 0)
@@ -508,9 +524,9 @@ __kernel void acs_close(DIST_PARAMS, __global float *restrict tau, __global uint
  * alpha / L_gb on its edges, both ways round, in each of `copies` matrices (acs-gpu keeps
  * two).  A work-item per city of the tour updates that city's two edges, so no two
  * work-items write the same cell (or SPM ring). */
-__kernel void acs_global(const int n, __global const int *restrict best_tour,
+__kernel void acs_global(DIST_PARAMS, __global const int *restrict best_tour,
                          __global const long *restrict status, PHER_DECL, const float alpha,
-                         const uint copies)
+                         const uint copies, const float beta)
 {
     const uint i = get_global_id(0), un = (uint)n;
     if (i >= un)
@@ -519,19 +535,20 @@ __kernel void acs_global(const int n, __global const int *restrict best_tour,
     const uint a = (uint)best_tour[i];
     for (uint c = 0; c < copies; c++) {
 #if STORE == STORE_SPM
-        __global uint2 *store = spm;
+        __global uint4 *store = spm;
 #else
         __global float *store = tau + (ulong)c * un * un;
 #endif
-        pher_update(store, spm_tail, tau_min, un, a, (uint)best_tour[(i + 1) % un], 1.0f - alpha, deposit);
-        pher_update(store, spm_tail, tau_min, un, a, (uint)best_tour[(i + un - 1) % un], 1.0f - alpha,
+        pher_update(store, spm_tail, tau_min, DIST_ARGS, beta, a, (uint)best_tour[(i + 1) % un], 1.0f - alpha,
                     deposit);
+        pher_update(store, spm_tail, tau_min, DIST_ARGS, beta, a, (uint)best_tour[(i + un - 1) % un],
+                    1.0f - alpha, deposit);
     }
 }
 
 /* Tests: apply `count` pheromone updates in order, update t setting tau(u[t], v[t]) =
  * a[t] * tau + b[t], then read tau(u, v) for every pair of `reads` (one work-item). */
-__kernel void acs_pher_sequence(const int n, PHER_DECL, __global const int *restrict u,
+__kernel void acs_pher_sequence(DIST_PARAMS, PHER_DECL, const float beta, __global const int *restrict u,
                                 __global const int *restrict v, __global const float *restrict a,
                                 __global const float *restrict b, const int count,
                                 __global const int *restrict reads, const int nreads,
@@ -540,9 +557,9 @@ __kernel void acs_pher_sequence(const int n, PHER_DECL, __global const int *rest
     if (get_global_id(0) != 0)
         return;
     for (int t = 0; t < count; t++)
-        pher_update(PHER_ARGS, (uint)n, (uint)u[t], (uint)v[t], a[t], b[t]);
+        pher_update(PHER_ARGS, DIST_ARGS, beta, (uint)u[t], (uint)v[t], a[t], b[t]);
     for (int r = 0; r < nreads; r++)
-        read_out[r] = pher_read(PHER_ARGS, (uint)n, (uint)reads[2 * r], (uint)reads[2 * r + 1]);
+        read_out[r] = pher_read(PHER_ARGS, DIST_ARGS, (uint)reads[2 * r], (uint)reads[2 * r + 1]);
 }
 
 /* Tests: the greedy choice (acs_next with q0 = 1) of one work-group from city cur with

@@ -105,29 +105,36 @@ def test_selective_memory_matches_a_host_model_of_fig5(rt, s):  # noqa: F811
     b = rng.uniform(0.0, 0.1, ops).astype(np.float32)
     reads = np.array([(x, y) for x in range(n) for y in range(n)], np.int32)
     inst = generate("uniform", n, seed=1)
-    k = DeviceInstance(rt, inst).kernel("acs", "acs_pher_sequence", CL=8, STORE=acs.STORES["spm"], SPM_S=s)
-    empty = np.array([acs.EMPTY_NODE, 0], np.uint32)
-    pairs, tail = rt.to_device(np.tile(empty, n * s)), rt.to_device(np.full(n, s - 1, np.uint32))
+    dinst = DeviceInstance(rt, inst)
+    k = dinst.kernel("acs", "acs_pher_sequence", CL=8, STORE=acs.STORES["spm"], SPM_S=s, BETA_WHOLE=2)
+    empty = np.array([acs.EMPTY_NODE, 0, 0, 0], np.uint32)
+    edges, tail = rt.to_device(np.tile(empty, n * s)), rt.to_device(np.full(n, s - 1, np.uint32))
     out = rt.empty(4 * len(reads))
-    k(rt.queue, (1,), (1,), np.int32(n), pairs, tail, tau_min, rt.to_device(u), rt.to_device(v),
-      rt.to_device(a), rt.to_device(b), np.int32(ops), rt.to_device(reads), np.int32(len(reads)), out)
+    k(rt.queue, (1,), (1,), *dinst.dist_args, edges, tail, tau_min, np.float32(2.0), rt.to_device(u),
+      rt.to_device(v), rt.to_device(a), rt.to_device(b), np.int32(ops), rt.to_device(reads),
+      np.int32(len(reads)), out)
     rings = [Ring(s) for _ in range(n)]
     for t in range(ops):
         rings[u[t]].update(int(v[t]), a[t], b[t], tau_min)
-    got = rt.read(pairs, np.uint32, 2 * n * s).reshape(n, s, 2)
+    got = rt.read(edges, np.uint32, 4 * n * s).reshape(n, s, 4)
     got_nodes, got_tau = got[..., 0].astype(np.int64), got[..., 1].copy().view(np.float32)
+    got_heur = got[..., 2].copy().view(np.float32)
+    d = inst.full_matrix().astype(np.float64)
     got_nodes[got_nodes == acs.EMPTY_NODE] = -1
     assert [t % s for t in rt.read(tail, np.uint32, n)] == [r.tail for r in rings]
     for x, r in enumerate(rings):
         assert list(got_nodes[x]) == r.nodes
         filled = np.array(r.nodes) >= 0
         assert np.array_equal(got_tau[x][filled], np.array(r.tau, np.float32)[filled])
+        stored = got_nodes[x][filled]  # eta^beta of the edge, kept from when it was added
+        assert np.allclose(got_heur[x][filled], np.maximum(d[x, stored], 0.5) ** -2.0, rtol=1e-5)
     want = [rings[x].read(y, tau_min) for x, y in reads]
     assert np.array_equal(rt.read(out, np.float32, len(reads)), np.array(want, np.float32))
 
 
+@pytest.mark.parametrize("beta", [3.0, 2.5])
 @pytest.mark.parametrize("store", ["matrix", "spm"])
-def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store):  # noqa: F811
+def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store, beta):  # noqa: F811
     """q0 = 1 from city cur, against a host scan of tau(cur, v) (1 / d)^beta: over the
     matrix, the argmax over the unvisited candidates, or over every unvisited city when
     none is left (the fallback); over the selective memory, the argmax over every
@@ -135,7 +142,7 @@ def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store):  
     authors' code).  Ties to the lower city.  The memory holds a few edges with trails up
     to 10^6 tau_min (some to far cities), every other edge is at tau_min; some trials
     leave no candidate unvisited."""
-    n, s, cl, beta, tau_min = 150, 8, 8, 3.0, np.float32(1e-3)
+    n, s, cl, tau_min = 150, 8, 8, np.float32(1e-3)
     inst = generate("uniform", n, seed=11)
     dinst = DeviceInstance(rt, inst)
     d = inst.full_matrix().astype(np.float64)
@@ -145,7 +152,8 @@ def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store):  
     dinst.kernel("mmas", "mmas_heuristic", WEIGHTS=1, CL=cl)(
         rt.queue, (n * cl,), None, *dinst.dist_args, cand.cities, np.float32(beta), heur)
     rng = np.random.default_rng(5)
-    k = dinst.kernel("acs", "acs_greedy_choice", CL=cl, STORE=acs.STORES[store], SPM_S=s)
+    k = dinst.kernel("acs", "acs_greedy_choice", CL=cl, STORE=acs.STORES[store], SPM_S=s,
+                     BETA_WHOLE=acs.beta_whole(beta))
     lm = rt.cl.LocalMemory
     outcomes = set()
     for trial in range(24):
@@ -156,14 +164,15 @@ def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store):  
         visited[cur] = True
         tau = np.full((n, n), tau_min, np.float32)
         if store == "spm":
-            pairs = np.tile(np.array([acs.EMPTY_NODE, 0], np.uint32), (n, s, 1))
+            edges = np.tile(np.array([acs.EMPTY_NODE, 0, 0, 0], np.uint32), (n, s, 1))
             near_and_far = np.concatenate([rng.choice(lists[cur], 3, replace=False), rng.choice(n, s, replace=False)])
             stored = [v for v in dict.fromkeys(near_and_far.tolist()) if v != cur][: int(rng.integers(0, s + 1))]
             for slot, v in enumerate(stored):
                 trail = np.float32(tau_min * 10.0 ** rng.uniform(0.0, 6.0))
-                pairs[cur, slot] = (v, trail.view(np.uint32))
+                eta_beta = np.float32(max(d[cur, v], 0.5) ** -beta)
+                edges[cur, slot] = (v, trail.view(np.uint32), eta_beta.view(np.uint32), 0)
                 tau[cur, v] = trail
-            store_buf = rt.to_device(pairs.reshape(-1))
+            store_buf = rt.to_device(edges.reshape(-1))
         else:
             tau[cur] = (tau_min * rng.uniform(1.0, 50.0, n)).astype(np.float32)
             store_buf = rt.to_device(tau.reshape(-1))
@@ -268,7 +277,7 @@ def test_a_tabu_that_does_not_fit_local_memory_says_how_many_cities_would(rt):  
 
 @pytest.mark.parametrize("bad, match", [
     (dict(variant="atomic"), "variant"), (dict(q0=1.5), "q0"), (dict(rho=0.0), "rho"),
-    (dict(alpha=1.0), "alpha"), (dict(k=0), "k"), (dict(cl=33), "cl"), (dict(spm_size=0), "spm_size"),
+    (dict(alpha=1.0), "alpha"), (dict(k=0), "k"), (dict(cl=33), "cl"), (dict(spm_size=0), "spm_size"), (dict(spm_size=33), "spm_size"),
     (dict(ls="3opt"), "ls"), (dict(ls_neighbors=0), "ls_neighbors"), (dict(reads="l1"), "reads"),
 ])
 def test_bad_parameters_are_usage_errors(bad, match):

@@ -46,6 +46,7 @@ VARIANTS = ("gpu", "alt", "spm")
 READS = {"fresh": 1, "cached": 0}  # acs.cl FRESH_READS
 STORES = {"matrix": 0, "spm": 1}   # acs.cl STORE_*
 EMPTY_NODE = 0xFFFFFFFF            # acs.cl: a selective memory slot without an edge
+SPM_EDGE_BYTES = 16                # acs.cl: a stored edge (node, tau, eta^beta, 0)
 GROUP = 32                        # work-items per ant: one per candidate (cl 32)
 
 
@@ -97,8 +98,8 @@ class AcsParams:
             raise UsageError(f"k, the local update period, must be at least 1 (got {self.k})")
         if not 1 <= self.cl <= GROUP:
             raise UsageError(f"cl must be 1 to {GROUP} (a candidate per work-item; got {self.cl})")
-        if self.spm_size < 1:
-            raise UsageError(f"spm_size must be at least 1 (got {self.spm_size})")
+        if not 1 <= self.spm_size <= GROUP:
+            raise UsageError(f"spm_size must be 1 to {GROUP} (a stored edge per work-item; got {self.spm_size})")
         if self.ls not in ("none", "2opt"):
             raise UsageError(f"ls must be none or 2opt for acs (got {self.ls!r})")
         if self.ls_neighbors < 1:
@@ -110,6 +111,11 @@ class AcsParams:
 
     def greedy_probability(self, n: int) -> float:
         return self.q0 if self.q0 is not None else max(0.0, (n - 20) / n)
+
+
+def beta_whole(beta: float) -> int:
+    """acs.cl BETA_WHOLE: beta when it is a whole number up to 16, else -1 (pow())."""
+    return int(beta) if float(beta).is_integer() and beta <= 16 else -1
 
 
 class AcsColony:
@@ -131,7 +137,7 @@ class AcsColony:
         store = "spm" if p.variant == "spm" else "matrix"
         defines = {"CL": cl, "STORE": STORES[store], "SPM_S": p.spm_size,
                    "ATOMIC_UPDATE": int(p.variant == "gpu"), "COUNT_UPDATES": int(count_updates),
-                   "FRESH_READS": READS[p.reads]}
+                   "FRESH_READS": READS[p.reads], "BETA_WHOLE": beta_whole(p.beta)}
         names = ("acs_first", "acs_step", "acs_close") if p.variant == "gpu" else ("acs_construct",)
         self.k = {name: ctx.dinst.kernel("acs", name, **defines) for name in names + ("acs_global",)}
         self.k["mmas_best"] = ctx.dinst.kernel("mmas", "mmas_best")
@@ -140,7 +146,7 @@ class AcsColony:
         # (node, trail) pairs
         self.copies = 2 if p.variant == "gpu" else 1
         cells = n * (p.spm_size if store == "spm" else self.copies * n)
-        self.tau = rt.empty((8 if store == "spm" else 4) * cells)
+        self.tau = rt.empty((SPM_EDGE_BYTES if store == "spm" else 4) * cells)
         self.cells = cells
         self.spm_tail = rt.empty(4 * n if store == "spm" else 4)
         self.cand_heur = rt.empty(4 * n * cl)
@@ -163,8 +169,8 @@ class AcsColony:
         self.tau0 = 1.0 / (n * nn_length) if tau0 is None else tau0
         cl = rt.cl
         if self.store == "spm":
-            empty = np.array([EMPTY_NODE, np.float32(self.tau0).view(np.uint32)], np.uint32)
-            events = [cl.enqueue_fill_buffer(rt.queue, self.tau, empty, 0, 8 * self.cells),
+            empty = np.array([EMPTY_NODE, np.float32(self.tau0).view(np.uint32), 0, 0], np.uint32)
+            events = [cl.enqueue_fill_buffer(rt.queue, self.tau, empty, 0, SPM_EDGE_BYTES * self.cells),
                       cl.enqueue_fill_buffer(rt.queue, self.spm_tail, np.uint32(p.spm_size - 1), 0, 4 * n)]
         else:
             events = [cl.enqueue_fill_buffer(rt.queue, self.tau, np.float32(self.tau0), 0, 4 * self.cells)]
@@ -189,9 +195,9 @@ class AcsColony:
         return [self.k["mmas_best"](rt.queue, (b,), (b,), np.int32(n), np.int32(self.ants), self.lengths,
                                     self.tours, self.best_tour, self.restart_tour, self.status, self.limits,
                                     np.float64(0.5), np.float64(0.01), np.int32(it), lm(8 * b), lm(4 * b)),
-                self.k["acs_global"](rt.queue, (round_up(n, 64),), (64,), np.int32(n), self.best_tour,
-                                     self.status, *self._pher(), np.float32(self.p.alpha),
-                                     np.uint32(self.copies))]
+                self.k["acs_global"](rt.queue, (round_up(n, 64),), (64,), *self.ctx.dinst.dist_args,
+                                     self.best_tour, self.status, *self._pher(), np.float32(self.p.alpha),
+                                     np.uint32(self.copies), np.float32(self.p.beta))]
 
     def construct(self, it: int, seed: int, step_events: bool = False) -> list:
         """Enqueue the ants' tours and lengths with their local updates, then the ants'
@@ -245,7 +251,7 @@ def _memory(inst: Instance, p: AcsParams) -> int:
     n = inst.n
     ants = p.ants or n
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    pheromone = 4 * n * (2 * p.spm_size + 1) if p.variant == "spm" else 4 * n * n
+    pheromone = n * (SPM_EDGE_BYTES * p.spm_size + 4) if p.variant == "spm" else 4 * n * n
     visited = 0
     if p.variant == "gpu":  # a second matrix, the tabus and steps between launches
         pheromone *= 2
