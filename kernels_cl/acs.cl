@@ -159,8 +159,8 @@ inline void cas_update(volatile __global uint *cell, uint seen, const float a, c
     } while (seen != old);
 }
 
-inline void pher_store(PHER_DECL, DIST_PARAMS, const float beta, const uint u, const uint v,
-                       const trail_t *t, const float a, const float b)
+inline void pher_store(PHER_DECL, DIST_PARAMS, const uint u, const uint v, const trail_t *t,
+                       const float a, const float b, const float eta_beta)
 {
 #if STORE == STORE_SPM
     for (uint i = 0; i < SPM_S; i++)
@@ -169,7 +169,7 @@ inline void pher_store(PHER_DECL, DIST_PARAMS, const float beta, const uint u, c
             return;
         }
     const uint slot = (atomic_inc(spm_tail + u) + 1u) % SPM_S;
-    spm[u * SPM_S + slot] = (uint4)(v, as_uint(a * tau_min + b), as_uint(heuristic(DIST_ARGS, u, v, beta)), 0u);
+    spm[u * SPM_S + slot] = (uint4)(v, as_uint(a * tau_min + b), as_uint(eta_beta), 0u);
 #elif ATOMIC_UPDATE
     cas_update((volatile __global uint *)(tau + (ulong)u * (uint)n + v), t->cell, a, b);
 #else
@@ -182,7 +182,7 @@ inline void pher_update(PHER_DECL, DIST_PARAMS, const float beta, const uint u, 
                         const float a, const float b)
 {
     const trail_t t = pher_load(PHER_ARGS, DIST_ARGS, u, v);
-    pher_store(PHER_ARGS, DIST_ARGS, beta, u, v, &t, a, b);
+    pher_store(PHER_ARGS, DIST_ARGS, u, v, &t, a, b, STORE == STORE_SPM ? heuristic(DIST_ARGS, u, v, beta) : 0.0f);
 }
 
 /* The local update (eq. 3) as tau -> a tau + b: (a, b) = (1 - rho, rho tau0), or (1, 1)
@@ -196,15 +196,21 @@ inline float2 local_rule(const float rho, const float tau0)
 #endif
 }
 
-/* The local update of edge (u, v) both ways round (eq. 3). */
+/* The local update of edge (u, v) both ways round (eq. 3); eta_beta: eta^beta of (u, v),
+ * which the selective memory keeps when it adds the edge (the ant's step knows it, so
+ * no distance is computed on the step's path; -D SYMMETRIC=0: (v, u)'s is computed). */
+#ifndef SYMMETRIC
+#define SYMMETRIC 1
+#endif
 inline void local_update(PHER_DECL, DIST_PARAMS, const float beta, const uint u, const uint v,
-                         const float rho, const float tau0)
+                         const float eta_beta, const float rho, const float tau0)
 {
     const float2 rule = local_rule(rho, tau0);
     const float a = rule.x, b = rule.y;
     const trail_t there = pher_load(PHER_ARGS, DIST_ARGS, u, v), back = pher_load(PHER_ARGS, DIST_ARGS, v, u);
-    pher_store(PHER_ARGS, DIST_ARGS, beta, u, v, &there, a, b);
-    pher_store(PHER_ARGS, DIST_ARGS, beta, v, u, &back, a, b);
+    pher_store(PHER_ARGS, DIST_ARGS, u, v, &there, a, b, eta_beta);
+    pher_store(PHER_ARGS, DIST_ARGS, v, u, &back, a, b,
+               SYMMETRIC || STORE != STORE_SPM ? eta_beta : heuristic(DIST_ARGS, v, u, beta));
 }
 
 #define ACS_DECL DIST_PARAMS, __global const int *restrict cand, \
@@ -290,12 +296,14 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
  * private memory), with the eta^beta stored beside the trail (a distance and a power
  * here made the step 1.5x slower); its city goes to stored_nodes[i], for the winner to
  * be read back. */
-inline uint stored_word(TABU_DECL, const uint n, const uint4 mine, __local uint *stored_nodes)
+inline uint stored_word(TABU_DECL, const uint n, const uint4 mine, __local uint *stored_nodes,
+                        __local uint *stored_heur)
 {
     const uint i = get_local_id(0);
     if (i >= SPM_S)
         return ~0u;
     stored_nodes[i] = mine.x;
+    stored_heur[i] = mine.z;
     if (mine.x == EMPTY_NODE || tabu_visited(TABU_ARGS, (uint)n, mine.x))
         return ~0u;
     const float w = as_float(mine.y) * as_float(mine.z);
@@ -304,10 +312,11 @@ inline uint stored_word(TABU_DECL, const uint n, const uint4 mine, __local uint 
 #endif
 
 /* The next city of an ant at cur (Fig. 3), the same in every work-item; NONE only when
- * every city is visited.  q_words: q_draws() of the step. */
+ * every city is visited.  q_words: q_draws() of the step.  *eta_beta: eta^beta of (cur,
+ * next) over the selective memory, for local_update() (0 over the matrix). */
 inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, const uint ant,
                      const uint iteration, const uint step, const uint4 q_words,
-                     select_state_t *st)
+                     select_state_t *st, float *eta_beta)
 {
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     const int greedy = unit_open0(word_of(q_words, step & 3)) <= q0;
@@ -334,8 +343,9 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
         least = !tabu_visited(TABU_ARGS, un, v) && w > 0.0f ? min(least, word) : least;
     }
 #if STORE == STORE_SPM
-    __local uint *stored_nodes = (__local uint *)st->scratch + 2 * p;   /* the fallback's row, unused here */
-    const uint stored = greedy ? stored_word(TABU_ARGS, un, mine, stored_nodes) : ~0u;
+    /* where the fallback's row goes, unused here */
+    __local uint *stored_nodes = (__local uint *)st->scratch + 2 * p, *stored_heur = stored_nodes + SPM_S;
+    const uint stored = greedy ? stored_word(TABU_ARGS, un, mine, stored_nodes, stored_heur) : ~0u;
 #else
     const uint stored = ~0u;
 #endif
@@ -343,15 +353,22 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
      * candidate is left (as in the authors' code; with none the fallback weighs them) */
     const uint2 won = list_least(st, least, stored);
     uint next = won.x == ~0u ? NONE : (uint)cand[cur * CL + (won.x & LIST_SLOT_MASK)];
+    *eta_beta = 0.0f;
 #if STORE == STORE_SPM
-    if (won.x != ~0u && won.y < won.x)
+    if (won.x != ~0u)
+        *eta_beta = cand_heur[cur * CL + (won.x & LIST_SLOT_MASK)];
+    if (won.x != ~0u && won.y < won.x) {
         next = stored_nodes[won.y & STORED_SLOT_MASK];
+        *eta_beta = as_float(stored_heur[won.y & STORED_SLOT_MASK]);
+    }
 #endif
     if (next == NONE) {
         /* no unvisited candidate: the unvisited city with the largest tau * eta^beta (the
          * least 1 / w, ties to the lower city) */
         const ulong won = group_min_entry(st, fallback_entry(TABU_ARGS, DIST_ARGS, PHER_ARGS, cur, beta, st));
         next = won == ULONG_MAX ? NONE : (uint)won;
+        if (STORE == STORE_SPM && next != NONE)
+            *eta_beta = heuristic(DIST_ARGS, cur, next, beta);
     }
     return next;
 }
@@ -386,18 +403,19 @@ __kernel void acs_construct(ACS_DECL, const float rho, const float tau0, const u
     for (uint step = 1; step < un; step++) {
         if ((step & 3) == 0)
             q_words = q_draws(key, ant, iteration, step);
-        const uint next = acs_next(TABU_ARGS, ACS_ARGS, cur, key, ant, iteration, step, q_words, &st);
+        float eta_beta;
+        const uint next = acs_next(TABU_ARGS, ACS_ARGS, cur, key, ant, iteration, step, q_words, &st, &eta_beta);
         if (lid == 0) {
             tabu_mark(TABU_ARGS, un, next);
             tour[step] = (int)next;
             if (step % k == 0)
-                local_update(PHER_ARGS, DIST_ARGS, beta, cur, next, rho, tau0);
+                local_update(PHER_ARGS, DIST_ARGS, beta, cur, next, eta_beta, rho, tau0);
         }
         cur = next;
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lid == 0 && un % k == 0)  /* the closing edge, the n-th (Fig. 2, line 14) */
-        local_update(PHER_ARGS, DIST_ARGS, beta, cur, start, rho, tau0);
+        local_update(PHER_ARGS, DIST_ARGS, beta, cur, start, heuristic(DIST_ARGS, cur, start, beta), rho, tau0);
     barrier(CLK_GLOBAL_MEM_FENCE);
     const long length = group_tour_length(DIST_ARGS, tour, scratch);
     if (lid == 0)
@@ -484,9 +502,10 @@ __kernel void acs_step(ACS_DECL, const float rho, const float tau0, const uint k
         bits[w] = visited[ant * words + w];
     select_state_t st = select_init(scratch);
     barrier(CLK_LOCAL_MEM_FENCE);
+    float eta_beta;   /* the selective memory's: not used over the matrix */
     const uint next = acs_next(TABU_ARGS, DIST_ARGS, cand, cand_heur, read, spm_tail, tau_min, q0,
                                beta, cur, key, ant, iteration, step,
-                               q_draws(key, ant, iteration, step), &st);
+                               q_draws(key, ant, iteration, step), &st, &eta_beta);
     /* acs_next's last barrier follows every work-item's last tabu read */
     if (lid == 0) {
         tabu_mark(TABU_ARGS, un, next);
@@ -563,7 +582,8 @@ __kernel void acs_pher_sequence(DIST_PARAMS, PHER_DECL, const float beta, __glob
 }
 
 /* Tests: the greedy choice (acs_next with q0 = 1) of one work-group from city cur with
- * the visited cities of bitmask `visited`, written to out[0] (NONE: every city visited). */
+ * the visited cities of bitmask `visited`, written to out[0] (NONE: every city visited),
+ * and the bits of its eta^beta for the local update to out[1]. */
 __kernel void acs_greedy_choice(ACS_DECL, const uint cur, __global const uint *restrict visited,
                                 __global uint *restrict out, TABU_DECL, __local long *scratch)
 {
@@ -573,7 +593,11 @@ __kernel void acs_greedy_choice(ACS_DECL, const uint cur, __global const uint *r
     select_state_t st = select_init(scratch);
     barrier(CLK_LOCAL_MEM_FENCE);
     const rng_key_t key = {0u, 0u};
-    const uint next = acs_next(TABU_ARGS, ACS_ARGS, cur, key, 0u, 0u, 1u, q_draws(key, 0u, 0u, 1u), &st);
-    if (get_local_id(0) == 0)
+    float eta_beta;
+    const uint next = acs_next(TABU_ARGS, ACS_ARGS, cur, key, 0u, 0u, 1u, q_draws(key, 0u, 0u, 1u), &st,
+                               &eta_beta);
+    if (get_local_id(0) == 0) {
         out[0] = next;
+        out[1] = as_uint(eta_beta);
+    }
 }

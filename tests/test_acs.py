@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernel_fixtures import rt  # noqa: F401 - fixture
+from kernel_fixtures import make_instance, rt  # noqa: F401 - fixture
 from test_localsearch import improving_2opt
 from test_mmas import chi2_critical
 from tspcl.device import Runtime
@@ -132,6 +132,35 @@ def test_selective_memory_matches_a_host_model_of_fig5(rt, s):  # noqa: F811
     assert np.array_equal(rt.read(out, np.float32, len(reads)), np.array(want, np.float32))
 
 
+@pytest.mark.parametrize("kind", ["symmetric", "asymmetric"])
+def test_every_stored_edge_keeps_its_own_eta_beta(rt, kind):  # noqa: F811
+    """After a few iterations of spm (local updates with k = 1, global updates), each
+    edge (u, v) in u's selective memory holds (1 / d(u, v))^beta, for an ATSP instance
+    too, where (v, u)'s differs: the memory adds an edge with the eta^beta the ant's step
+    knew (SYMMETRIC) or computes the way back's."""
+    rng = np.random.default_rng(8)
+    if kind == "symmetric":
+        inst = generate("clustered", 60, seed=2)
+    else:
+        mat = rng.integers(1, 100, (60, 60))
+        np.fill_diagonal(mat, 0)
+        inst = make_instance("EXPLICIT", matrix=mat, kind="ATSP", name="atsp60")
+    ctx, c = colony(rt, inst, variant="spm", ants=8, cl=6, k=1, q0=0.5)
+    ctx.timed(c.start(10 ** 6))
+    for it in range(4):
+        ctx.timed(c.iteration(it, ctx.seed))
+    n, s = inst.n, c.p.spm_size
+    edges = rt.read(c.tau, np.uint32, 4 * n * s).reshape(n, s, 4)
+    d = inst.full_matrix().astype(np.float64)
+    held = 0
+    for u in range(n):
+        for v, eta_beta in zip(edges[u, :, 0], edges[u, :, 2].copy().view(np.float32)):
+            if v != acs.EMPTY_NODE:
+                assert np.isclose(eta_beta, max(d[u, v], 0.5) ** -3.0, rtol=1e-5), (u, v)
+                held += 1
+    assert held > n
+
+
 @pytest.mark.parametrize("beta", [3.0, 2.5])
 @pytest.mark.parametrize("store", ["matrix", "spm"])
 def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store, beta):  # noqa: F811
@@ -179,7 +208,7 @@ def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store, be
         words = np.zeros((n + 31) // 32, np.uint32)
         for v in np.flatnonzero(visited):
             words[v >> 5] |= np.uint32(1 << (v & 31))
-        out = rt.empty(4)
+        out = rt.empty(8)
         k(rt.queue, (32,), (32,), *dinst.dist_args, cand.cities, heur, store_buf,
           rt.to_device(np.zeros(n, np.uint32)), tau_min, np.float32(1.0), np.float32(beta), np.uint32(cur),
           rt.to_device(words), out, lm(4 * len(words)), lm(8 * (32 + s)))
@@ -189,8 +218,11 @@ def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store, be
         if store == "matrix" and left:
             w = np.where(np.isin(np.arange(n), left), w, -1.0)
         want = int(np.argmax(w)) if not visited.all() else 0xFFFFFFFF
-        got = int(rt.read(out, np.uint32, 1)[0])
+        got, got_eta_beta = rt.read(out, np.uint32, 2)
+        got = int(got)
         assert got == want, trial
+        if store == "spm" and got != 0xFFFFFFFF:  # what the local update stores with a new edge
+            assert np.isclose(got_eta_beta.view(np.float32), eta[got], rtol=1e-5), trial
         outcomes.add(("candidate" if got in lists[cur] else "other", bool(left)))
     assert {("candidate", True), ("other", False)} <= outcomes
     if store == "spm":  # a stored edge outside the list won while candidates were left
