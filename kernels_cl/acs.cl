@@ -128,25 +128,35 @@ inline trail_t pher_load(PHER_DECL, DIST_PARAMS, const uint u, const uint v)
     return t;
 }
 
-/* tau(u, v) from what pher_load(u, v) read (over the selective memory: the first slot
- * that holds v, or tau_min). */
-inline float trail_of(const trail_t *t, const float tau_min, const uint v)
-{
 #if STORE == STORE_SPM
+/* tau(u, v) from a copy of u's stored (node, bits of tau) pairs in local memory: the
+ * first slot that holds v, or tau_min. */
+inline float ring_trail(__local const uint2 *ring, const float tau_min, const uint v)
+{
     float found = tau_min;
     for (uint i = SPM_S; i-- > 0;)
-        found = t->row[i].x == v ? as_float(t->row[i].y) : found;
+        found = ring[i].x == v ? as_float(ring[i].y) : found;
     return found;
-#else
-    return as_float(t->cell);
-#endif
 }
 
+/* Where acs_next() copies the current city's stored edges: their (node, bits of tau)
+ * pairs after the scratch's first get_local_size(0) longs, then their eta^beta (local
+ * memory here is only 8-byte aligned: 16-byte edges faulted on the H100). */
+inline __local uint2 *step_ring(const select_state_t *st)
+{
+    return (__local uint2 *)st->scratch + get_local_size(0);
+}
+
+inline __local float *step_ring_heur(const select_state_t *st)
+{
+    return (__local float *)(step_ring(st) + SPM_S);
+}
+#else
 inline float pher_read(PHER_DECL, DIST_PARAMS, const uint u, const uint v)
 {
-    const trail_t t = pher_load(PHER_ARGS, DIST_ARGS, u, v);
-    return trail_of(&t, tau_min, v);
+    return ((TRAIL_GLOBAL float *)tau)[(ulong)u * (uint)n + v];
 }
+#endif
 
 /* *cell = a * *cell + b by compare-and-swap, trying from `seen` (a value read before, or
  * what a failed attempt returned) until no other update came in between. */
@@ -232,23 +242,19 @@ inline uint4 q_draws(const rng_key_t key, const uint ant, const uint iteration, 
  * distances alone and weighs one city, and the stored edges are weighed by their trails
  * (pow() and a memory scan for every unvisited city made this step most of a step's
  * time from n = 10,000 up: rl11849 at 256 ants, about 150 ms an iteration before, 43
- * ms after, BENCHMARKS.md).  The stored edges are read once into local memory after the
- * scratch's first get_local_size(0) longs, one snapshot for the whole work-group: other
- * ants rewrite them meanwhile, and a city the scan leaves out as stored must be one that
- * is weighed as stored (with a snapshot per work-item a city could be left out by both,
- * and the last one missed: the ant then took no city). */
+ * ms after, BENCHMARKS.md).  The stored edges are the step's copy in local memory
+ * (step_ring()), one snapshot for the whole work-group: other ants rewrite them
+ * meanwhile, and a city the scan leaves out as stored must be one that is weighed as
+ * stored (with a snapshot per work-item a city could be left out by both, and the last
+ * one missed: the ant then took no city). */
 inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, const float beta,
                             select_state_t *st)
 {
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     ulong best = ULONG_MAX;
 #if STORE == STORE_SPM
-    __local uint2 *row = (__local uint2 *)st->scratch + p;   /* (node, bits of tau eta^beta) */
-    for (uint i = lid; i < SPM_S; i += p) {
-        const uint4 e = spm[cur * SPM_S + i];
-        row[i] = (uint2)(e.x, as_uint(as_float(e.y) * as_float(e.z)));
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    __local const uint2 *row = step_ring(st);
+    __local const float *row_heur = step_ring_heur(st);
     ulong nearest = ULONG_MAX;
     for (uint v = lid; v < un; v += p) {
         int stored = 0;
@@ -264,7 +270,7 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
     for (uint i = lid; i < SPM_S; i += p) {
         const uint v = row[i].x;
         if (v != EMPTY_NODE && !tabu_visited(TABU_ARGS, un, v)) {
-            const float w = as_float(row[i].y);
+            const float w = as_float(row[i].y) * row_heur[i];
             best = min(best, ((ulong)as_uint(1.0f / w) << 32) | v);
         }
     }
@@ -292,18 +298,13 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
  * city outside the list is farther than every candidate, at the same tau_min.  Without
  * it a global best's edge to a city outside cur's list was never a greedy choice, and 3
  * of 10 pr1002 runs of Table 9 stalled at 8-12 % (BENCHMARKS.md).  Work-item i < SPM_S
- * weighs slot i, `mine`, loaded by itself (picked out of the row, the row went to
- * private memory), with the eta^beta stored beside the trail (a distance and a power
- * here made the step 1.5x slower); its city goes to stored_nodes[i], for the winner to
- * be read back. */
-inline uint stored_word(TABU_DECL, const uint n, const uint4 mine, __local uint *stored_nodes,
-                        __local uint *stored_heur)
+ * weighs slot i, `mine`, with the eta^beta stored beside the trail (a distance and a
+ * power here made the step 1.5x slower). */
+inline uint stored_word(TABU_DECL, const uint n, const uint4 mine)
 {
     const uint i = get_local_id(0);
     if (i >= SPM_S)
         return ~0u;
-    stored_nodes[i] = mine.x;
-    stored_heur[i] = mine.z;
     if (mine.x == EMPTY_NODE || tabu_visited(TABU_ARGS, (uint)n, mine.x))
         return ~0u;
     const float w = as_float(mine.y) * as_float(mine.z);
@@ -321,14 +322,22 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     const int greedy = unit_open0(word_of(q_words, step & 3)) <= q0;
 #if STORE == STORE_SPM
-    const trail_t row = pher_load(PHER_ARGS, DIST_ARGS, cur, 0u);   /* cur's stored edges, once */
+    /* cur's stored edges, a slot loaded by each of SPM_S work-items and copied to local
+     * memory for the others (where each loaded the whole row: 16 % slower) */
+    __local uint2 *ring = step_ring(st);
+    __local float *ring_heur = step_ring_heur(st);
     const uint4 mine = lid < SPM_S ? ((TRAIL_GLOBAL uint4 *)spm)[cur * SPM_S + lid] : (uint4)(EMPTY_NODE, 0u, 0u, 0u);
+    if (lid < SPM_S) {
+        ring[lid] = mine.xy;
+        ring_heur[lid] = as_float(mine.z);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
 #endif
     uint least = ~0u;
     for (uint i = lid; i < CL; i += p) {
         const uint v = (uint)cand[cur * CL + i];
 #if STORE == STORE_SPM
-        const float w = trail_of(&row, tau_min, v) * cand_heur[cur * CL + i];
+        const float w = ring_trail(ring, tau_min, v) * cand_heur[cur * CL + i];
 #else
         const float w = pher_read(PHER_ARGS, DIST_ARGS, cur, v) * cand_heur[cur * CL + i];
 #endif
@@ -343,9 +352,7 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
         least = !tabu_visited(TABU_ARGS, un, v) && w > 0.0f ? min(least, word) : least;
     }
 #if STORE == STORE_SPM
-    /* where the fallback's row goes, unused here */
-    __local uint *stored_nodes = (__local uint *)st->scratch + 2 * p, *stored_heur = stored_nodes + SPM_S;
-    const uint stored = greedy ? stored_word(TABU_ARGS, un, mine, stored_nodes, stored_heur) : ~0u;
+    const uint stored = greedy ? stored_word(TABU_ARGS, un, mine) : ~0u;
 #else
     const uint stored = ~0u;
 #endif
@@ -358,8 +365,8 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
     if (won.x != ~0u)
         *eta_beta = cand_heur[cur * CL + (won.x & LIST_SLOT_MASK)];
     if (won.x != ~0u && won.y < won.x) {
-        next = stored_nodes[won.y & STORED_SLOT_MASK];
-        *eta_beta = as_float(stored_heur[won.y & STORED_SLOT_MASK]);
+        next = ring[won.y & STORED_SLOT_MASK].x;
+        *eta_beta = ring_heur[won.y & STORED_SLOT_MASK];
     }
 #endif
     if (next == NONE) {
@@ -573,12 +580,22 @@ __kernel void acs_pher_sequence(DIST_PARAMS, PHER_DECL, const float beta, __glob
                                 __global const int *restrict reads, const int nreads,
                                 __global float *restrict read_out)
 {
+#if STORE == STORE_SPM
+    __local uint2 ring[SPM_S];
+#endif
     if (get_global_id(0) != 0)
         return;
     for (int t = 0; t < count; t++)
         pher_update(PHER_ARGS, DIST_ARGS, beta, (uint)u[t], (uint)v[t], a[t], b[t]);
-    for (int r = 0; r < nreads; r++)
+    for (int r = 0; r < nreads; r++) {
+#if STORE == STORE_SPM
+        for (uint i = 0; i < SPM_S; i++)
+            ring[i] = spm[(uint)reads[2 * r] * SPM_S + i].xy;
+        read_out[r] = ring_trail(ring, tau_min, (uint)reads[2 * r + 1]);
+#else
         read_out[r] = pher_read(PHER_ARGS, DIST_ARGS, (uint)reads[2 * r], (uint)reads[2 * r + 1]);
+#endif
+    }
 }
 
 /* Tests: the greedy choice (acs_next with q0 = 1) of one work-group from city cur with

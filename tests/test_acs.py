@@ -211,7 +211,7 @@ def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store, be
         out = rt.empty(8)
         k(rt.queue, (32,), (32,), *dinst.dist_args, cand.cities, heur, store_buf,
           rt.to_device(np.zeros(n, np.uint32)), tau_min, np.float32(1.0), np.float32(beta), np.uint32(cur),
-          rt.to_device(words), out, lm(4 * len(words)), lm(8 * (32 + s)))
+          rt.to_device(words), out, lm(4 * len(words)), lm(8 * 32 + acs.SPM_EDGE_BYTES * s))
         eta = (1.0 / np.maximum(d[cur], 0.5)) ** beta
         w = np.where(visited, -1.0, tau[cur].astype(np.float64) * eta)
         left = [v for v in lists[cur] if not visited[v]]
@@ -303,13 +303,14 @@ def test_a_tabu_that_does_not_fit_local_memory_says_how_many_cities_would(rt):  
     small.__dict__["limits"] = rt.limits.__class__(**{**rt.limits.__dict__, "local_mem": 2200})
     inst = generate("uniform", 16000, seed=1)
     ctx = SolveContext(small, DeviceInstance(small, inst), seed=1)
-    with pytest.raises(UsageError, match=r"16000 cities need 2384 bytes.*has 2200 \(up to 14528 cities\)"):
+    with pytest.raises(UsageError, match=r"16000 cities need 2448 bytes.*has 2200 \(up to 14016 cities\)"):
         acs.AcsColony(ctx, acs.AcsParams())
 
 
 @pytest.mark.parametrize("bad, match", [
     (dict(variant="atomic"), "variant"), (dict(q0=1.5), "q0"), (dict(rho=0.0), "rho"),
-    (dict(alpha=1.0), "alpha"), (dict(k=0), "k"), (dict(cl=33), "cl"), (dict(spm_size=0), "spm_size"), (dict(spm_size=33), "spm_size"),
+    (dict(alpha=1.0), "alpha"), (dict(k=0), "k"), (dict(cl=33), "cl"), (dict(spm_size=0), "spm_size"),
+    (dict(spm_size=33), "spm_size"),
     (dict(ls="3opt"), "ls"), (dict(ls_neighbors=0), "ls_neighbors"), (dict(reads="l1"), "reads"),
 ])
 def test_bad_parameters_are_usage_errors(bad, match):

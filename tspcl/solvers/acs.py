@@ -126,7 +126,9 @@ class AcsColony:
         rt, n = ctx.rt, ctx.inst.n
         self.ctx, self.rt, self.n, self.p = ctx, rt, n, p
         self.ants = p.ants or n
-        self.scratch_bytes = 8 * (GROUP + p.spm_size)   # reductions, then the fallback's SPM row
+        # the reductions' longs, then spm's copy of the current city's stored edges
+        # (acs.cl step_ring)
+        self.scratch_bytes = 8 * GROUP + (SPM_EDGE_BYTES * p.spm_size if p.variant == "spm" else 0)
         need = 4 * (-(-n // 32)) + self.scratch_bytes + 64   # the tabu bitmask, the scratch
         if need > rt.limits.local_mem:
             most = 32 * ((rt.limits.local_mem - self.scratch_bytes - 64) // 4)
