@@ -50,15 +50,16 @@
  * edges ever added to u, so that the edge added last is in slot spm_tail[u] % SPM_S; any
  * other edge of u is at tau_min.  An update of an absent edge starts from tau_min and
  * takes the slot after the tail, the edge added longest ago (a ring).
- *   Pairs, not the paper's two vectors: the ants read a city's edges while other ants
- * rewrite them, and the H100 keeps global loads in a work-group's L1, which other SMs'
- * stores do not update.  A node from one copy of a line and a trail from another gave
+ *   Whole edges, not the paper's two vectors: the ants read a city's edges while
+ * other ants rewrite them, and the H100 keeps global loads in a work-group's L1, which
+ * other SMs' stores do not update.  A node from one copy of a line and a trail from another gave
  * trails to the wrong edges (a global best's trail on an edge just added), and spm ended
  * 8-20 % above the optimum on Table 9 where alt reached 2-9 % (BENCHMARKS.md).  An edge
  * is read and written whole, so a stale read is at worst an older trail of the right
  * edge, as with the matrix.  Its eta^beta is computed once, when the edge is added, so
- * that the greedy step weighs stored edges without distances (stored_word()).  The tail advances by atomic_inc, as in the paper's code,
- * so that ants adding edges to one city at once take different slots. */
+ * that the greedy step weighs stored edges without distances (stored_word()).  The tail
+ * advances by atomic_inc, as in the paper's code, so that ants adding edges to one city
+ * at once take different slots. */
 #define EMPTY_NODE 0xFFFFFFFFu
 /* -D FRESH_READS=1 (acs.py's default): the trails are read through volatile pointers,
  * so from L2, where every ant's update lands, as the global loads of the paper's Kepler
@@ -106,7 +107,7 @@ inline float heuristic(DIST_PARAMS, const uint u, const uint v, const float beta
 
 /* An update in two halves, so that local_update() issues both edges' loads before
  * either store (one L2 round trip on an ant's step instead of two): pher_load() reads
- * what the update needs (the cell, or u's SPM_S pairs), pher_store() writes tau(u, v) =
+ * what the update needs (the cell, or u's SPM_S edges), pher_store() writes tau(u, v) =
  * a * tau(u, v) + b from it. */
 typedef struct {
 #if STORE == STORE_SPM

@@ -11,7 +11,9 @@ Three variants (the paper's Table 1), all in kernels_cl/acs.cl:
   writes: ants race on shared edges and some updates are lost, as in the paper, so a
   run is not bit-reproducible;
 * ``spm`` (ACS-GPU-SPM): as ``alt`` over the selective pheromone memory of section 3.2,
-  ``spm_size`` edges per city (O(n s) memory instead of n x n); racy too.
+  ``spm_size`` edges per city, each with its eta^beta (O(n s) memory instead of n x n);
+  its greedy step also weighs the current city's stored edges outside the candidate
+  list, as the authors' code does (without it runs stalled, BENCHMARKS.md); racy too.
 
 The ants read the trails fresh from L2 by default (``reads``), as the paper's Kepler GPU
 did: through the H100's L1 an ant could miss other SMs' ants' local updates for as long
@@ -57,13 +59,13 @@ class AcsParams:
     paper recommends 256); q0: the probability of the greedy choice (None: (n - 20) / n,
     the paper's); beta: exponent of eta = 1/d; rho: local evaporation (eq. 3); alpha:
     global evaporation (eq. 4); k: the local update follows every k-th edge of an ant
-    (section 4.2); cl: candidate set size; spm_size: edges kept per city by spm; ls:
-    'none' or '2opt' on every ant's tour over `ls_neighbors` nearest cities (the MMAS
-    ants' 2-opt); reads: how the ants read the trails, fresh (from L2, where every
-    ant's update lands, as on the paper's Kepler GPU; the default) or cached (a line may
-    stay in an SM's L1 while other SMs' ants update it: on the H100 Table 9's errors
-    were up to 1.8x larger, BENCHMARKS.md; acs.cl FRESH_READS); batch: iterations
-    between status reads."""
+    (section 4.2); cl: candidate set size; spm_size: edges kept per city by spm (at most
+    32, a work-item each); ls: 'none' or '2opt' on every ant's tour over `ls_neighbors`
+    nearest cities (the MMAS ants' 2-opt); reads: how the ants read the trails, fresh
+    (from L2, where every ant's update lands, as on the paper's Kepler GPU; the default)
+    or cached (a line may stay in an SM's L1 while other SMs' ants update it: on the H100
+    Table 9's errors were up to 1.8x larger, BENCHMARKS.md; acs.cl FRESH_READS); batch:
+    iterations between status reads."""
 
     variant: str = "spm"
     iterations: int = 1000
