@@ -300,7 +300,7 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
  * it a global best's edge to a city outside cur's list was never a greedy choice, and 3
  * of 10 pr1002 runs of Table 9 stalled at 8-12 % (BENCHMARKS.md).  Work-item i < SPM_S
  * weighs slot i, `mine`, with the eta^beta stored beside the trail (a distance and a
- * power here made the step 1.5x slower). */
+ * power here made an iteration 1.3x slower, pr1002 at 256 ants). */
 inline uint stored_word(TABU_DECL, const uint n, const uint4 mine)
 {
     const uint i = get_local_id(0);
@@ -324,7 +324,7 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
     const int greedy = unit_open0(word_of(q_words, step & 3)) <= q0;
 #if STORE == STORE_SPM
     /* cur's stored edges, a slot loaded by each of SPM_S work-items and copied to local
-     * memory for the others (where each loaded the whole row: 16 % slower) */
+     * memory for the others (each loading the whole row was 5 % slower) */
     __local uint2 *ring = step_ring(st);
     __local float *ring_heur = step_ring_heur(st);
     const uint4 mine = lid < SPM_S ? ((TRAIL_GLOBAL uint4 *)spm)[cur * SPM_S + lid] : (uint4)(EMPTY_NODE, 0u, 0u, 0u);
