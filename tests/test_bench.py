@@ -64,6 +64,25 @@ def test_run_suite_writes_csv_json_md(tmp_path, rt):  # noqa: F811
     assert len(body) == 8  # one line per (instance, algorithm, params)
     nn_circle = next(line for line in body if line.startswith("| circle50 | 50 | nn |"))
     assert "| 2 |" in nn_circle  # two runs (seeds)
+    assert nn_circle.endswith("| 0 |") and all(r["iterations"] == 0 for r in rows)  # constructions
+
+
+def test_rows_say_how_many_iterations_a_run_did(tmp_path, rt):  # noqa: F811
+    spec = """
+name = "colony"
+warmup = 0
+seeds = [1, 2]
+
+[[group]]
+instances = ["gen:uniform:40:3"]
+algorithms = ["acs"]
+params = { variant = "alt", ants = 8, iterations = 7, batch = 3 }
+"""
+    out = tmp_path / "out"
+    rows = run_suite(_write(tmp_path, spec), os.environ.get("TSPCL_TEST_DEVICE"), str(out), command="pytest")
+    assert [r["iterations"] for r in rows] == [7, 7]
+    line = next(x for x in (out / "results.md").read_text().splitlines() if x.startswith("| uniform"))
+    assert line.endswith("| 7 |")
 
 
 @pytest.mark.parametrize("text, error, words", [

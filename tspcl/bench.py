@@ -31,8 +31,10 @@ ATSP, sfc without coordinates) are skipped with a note on stderr.  One
 Output (in ``out_dir``): ``results.csv`` and ``results.json`` with one row per measured
 run (:data:`COLUMNS`), and ``results.md``: a header line (device, suite, version, date,
 command) and a table with one line per (instance, algorithm, params) giving the runs,
-median length, mean gap %, median wall seconds and median kernel seconds.  Kernel
-seconds are OpenCL profiling-event times; wall seconds include upload and readback.
+median length, mean gap %, median wall seconds, median kernel seconds and median
+iterations (a solver's own steps: colony iterations, generations, local-search rounds;
+0 for a construction), so that a time-limited run says how far it got.  Kernel seconds
+are OpenCL profiling-event times; wall seconds include upload and readback.
 Progress goes to stderr.
 """
 
@@ -55,7 +57,7 @@ from .errors import MissingInputError, OutputError, UsageError
 
 SHARED_ENV = "TSPCL_SHARED_INSTANCES"
 COLUMNS = ["instance", "n", "algorithm", "params", "seed", "device", "length", "optimum",
-           "gap_percent", "wall_s", "kernel_s", "repeat", "version"]
+           "gap_percent", "wall_s", "kernel_s", "iterations", "repeat", "version"]
 SUITE_KEYS = {"name", "warmup", "repeats", "seeds", "group", "time_limit", "iterations"}
 GROUP_KEYS = {"instances", "algorithms", "params", "warmup", "repeats", "seeds",
               "time_limit", "iterations"}
@@ -314,12 +316,13 @@ def run_suite(spec_file: str, device: str | None, out_dir: str,
                                    "gap_percent": None if res.gap is None else round(res.gap, 4),
                                    "wall_s": round(res.wall_s, 6),
                                    "kernel_s": round(res.kernel_s, 6),
+                                   "iterations": res.iterations,
                                    "repeat": rep, "version": version}
                             rows.append(row)
                             gap = "" if res.gap is None else f" gap {res.gap:.2f}%"
                             _note(f"[{len(rows)}] {inst.name} {alg} {ptext or '-'} seed {seed} "
                                   f"rep {rep}: length {res.length}{gap} wall {res.wall_s:.4f} s "
-                                  f"kernel {res.kernel_s:.4f} s"
+                                  f"kernel {res.kernel_s:.4f} s, {res.iterations} iterations"
                                   + "".join(f"; {note}" for note in res.notes))
     meta = {"suite": suite.name, "spec": str(spec_file), "device": rt.name, "version": version,
             "date": started.strftime("%Y-%m-%d %H:%M UTC"), "command": command}
@@ -342,7 +345,8 @@ def summarize(rows: list[dict]) -> list[dict]:
                     "median_length": statistics.median(r["length"] for r in rs),
                     "mean_gap_percent": statistics.fmean(gaps) if gaps else None,
                     "median_wall_s": statistics.median(r["wall_s"] for r in rs),
-                    "median_kernel_s": statistics.median(r["kernel_s"] for r in rs)})
+                    "median_kernel_s": statistics.median(r["kernel_s"] for r in rs),
+                    "median_iterations": statistics.median(r["iterations"] for r in rs)})
     return out
 
 
@@ -350,15 +354,17 @@ def format_markdown(rows: list[dict], meta: dict) -> str:
     lines = [f"Device: {meta['device']}; suite: {meta['suite']}; version: {meta['version']}; "
              f"date: {meta['date']}; command: `{meta['command']}`", "",
              "| instance | n | algorithm | params | runs | median length | mean gap % "
-             "| median wall s | median kernel s |",
-             "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+             "| median wall s | median kernel s | median iterations |",
+             "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for s in summarize(rows):
         gap = "–" if s["mean_gap_percent"] is None else f"{s['mean_gap_percent']:.2f}"
         med = s["median_length"]
         med = f"{int(med)}" if float(med).is_integer() else f"{med:.1f}"
+        its = s["median_iterations"]
+        its = f"{int(its)}" if float(its).is_integer() else f"{its:.1f}"
         lines.append(f"| {s['instance']} | {s['n']} | {s['algorithm']} | {s['params'] or '–'} "
                      f"| {s['runs']} | {med} | {gap} | {s['median_wall_s']:.4f} "
-                     f"| {s['median_kernel_s']:.4f} |")
+                     f"| {s['median_kernel_s']:.4f} | {its} |")
     return "\n".join(lines) + "\n"
 
 
