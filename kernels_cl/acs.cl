@@ -86,9 +86,10 @@
 
 /* eta^beta = (1 / d)^beta, d = 0 counted as 0.5 (as kernels_cl/mmas.cl).  -D BETA_WHOLE=<b>
  * (acs.py, when beta is a whole number b, the paper's 3): b multiplications, where pown()
- * and pow() of a run-time exponent are a long chain of dependent instructions on the
- * step's path (with it the greedy step over the stored edges took pr1002 from 0.80 to
- * 1.28 ms an iteration, BENCHMARKS.md). */
+ * of a run-time exponent is a long chain of dependent instructions (while the greedy step
+ * still computed its stored edges' eta^beta, pr1002 at 256 ants took 1.28 ms an iteration
+ * with pown(), 1.19 with the multiplications; BENCHMARKS.md).  Now used by the fallback,
+ * the global update and an edge added after a fallback or, for ATSP, the way back. */
 #ifndef BETA_WHOLE
 #define BETA_WHOLE -1
 #endif

@@ -350,6 +350,11 @@ def summarize(rows: list[dict]) -> list[dict]:
     return out
 
 
+def _count_text(median: float) -> str:
+    """A median of whole counts: whole, or with one decimal (the mean of two middles)."""
+    return f"{int(median)}" if float(median).is_integer() else f"{median:.1f}"
+
+
 def format_markdown(rows: list[dict], meta: dict) -> str:
     lines = [f"Device: {meta['device']}; suite: {meta['suite']}; version: {meta['version']}; "
              f"date: {meta['date']}; command: `{meta['command']}`", "",
@@ -358,10 +363,7 @@ def format_markdown(rows: list[dict], meta: dict) -> str:
              "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for s in summarize(rows):
         gap = "–" if s["mean_gap_percent"] is None else f"{s['mean_gap_percent']:.2f}"
-        med = s["median_length"]
-        med = f"{int(med)}" if float(med).is_integer() else f"{med:.1f}"
-        its = s["median_iterations"]
-        its = f"{int(its)}" if float(its).is_integer() else f"{its:.1f}"
+        med, its = _count_text(s["median_length"]), _count_text(s["median_iterations"])
         lines.append(f"| {s['instance']} | {s['n']} | {s['algorithm']} | {s['params'] or '–'} "
                      f"| {s['runs']} | {med} | {gap} | {s['median_wall_s']:.4f} "
                      f"| {s['median_kernel_s']:.4f} | {its} |")
