@@ -321,14 +321,8 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
                      const uint iteration, const uint step, const uint4 q_words,
                      select_state_t *st, float *eta_beta)
 {
-    const uint lid = get_local_id(0), un = (uint)n;
+    const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     const int greedy = unit_open0(word_of(q_words, step & 3)) <= q0;
-    /* work-item i weighs candidate i (cl <= the work-group size, AcsParams checks it);
-     * its loads come first, so that over the selective memory their L2 round trip
-     * overlaps the stored edges' instead of following the barrier below */
-    const int has_candidate = lid < CL;
-    const uint v = has_candidate ? (uint)cand[cur * CL + lid] : NONE;
-    const float heur = has_candidate ? cand_heur[cur * CL + lid] : 0.0f;
 #if STORE == STORE_SPM
     /* cur's stored edges, a slot loaded by each of SPM_S work-items and copied to local
      * memory for the others (each loading the whole row was 5 % slower) */
@@ -342,20 +336,21 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
     uint least = ~0u;
-    if (has_candidate) {
+    for (uint i = lid; i < CL; i += p) {
+        const uint v = (uint)cand[cur * CL + i];
 #if STORE == STORE_SPM
-        const float w = ring_trail(ring, tau_min, v) * heur;
+        const float w = ring_trail(ring, tau_min, v) * cand_heur[cur * CL + i];
 #else
-        const float w = pher_read(PHER_ARGS, DIST_ARGS, cur, v) * heur;
+        const float w = pher_read(PHER_ARGS, DIST_ARGS, cur, v) * cand_heur[cur * CL + i];
 #endif
         /* the least of 1 / w is the greedy choice, the least of -log2(u) / w a draw with
          * probability w / (sum of w) (eq. 2); a greedy step (most steps: q0 = (n - 20) / n)
          * draws nothing */
         const float value = greedy ? 1.0f / w
-                                   : -native_log2(unit_open0(list_draw(st, key, ant, iteration, step, lid))) / w;
+                                   : -native_log2(unit_open0(list_draw(st, key, ant, iteration, step, i))) / w;
         /* a select, not a branch: under the tabu check the compiler sank MMAS's weight
          * load and its L2 latency came after the check's (BENCHMARKS.md, `24222fd`) */
-        const uint word = list_slot_word(value, lid);
+        const uint word = list_slot_word(value, i);
         least = !tabu_visited(TABU_ARGS, un, v) && w > 0.0f ? min(least, word) : least;
     }
 #if STORE == STORE_SPM
