@@ -5,6 +5,9 @@ from __future__ import annotations
 import csv
 import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +15,7 @@ from kernel_fixtures import rt  # noqa: F401  (skips when there is no OpenCL dev
 from tspcl.bench import COLUMNS, load_suite, run_suite
 from tspcl.errors import DataError, MissingInputError, UsageError
 from tspcl.gen import generate, known_optimum
+from tspcl.tsplib import RunLog, format_log
 
 CIRCLE50_OPT = known_optimum(generate("circle", 50))
 
@@ -123,8 +127,6 @@ def test_missing_spec_file(tmp_path):
 
 
 def test_shipped_suites_parse():
-    from pathlib import Path
-
     suites = Path(__file__).resolve().parents[1] / "scripts" / "suites"
     for spec in sorted(suites.glob("*.toml")):
         try:
@@ -156,3 +158,30 @@ def test_unsupported_pairs_are_skipped(tmp_path, rt, capsys):  # noqa: F811
     assert [r["algorithm"] for r in rows] == ["nn"]  # relative path: found beside the spec
     err = capsys.readouterr().err
     assert "skip greedy on tiny4" in err and "skip sfc on tiny4" in err
+
+
+def test_acs_large_summary_reads_errors_and_when_the_paper_s_was_reached(tmp_path):
+    """scripts/acs_large_summary.py: best and mean final error per instance, and the
+    first logged time at or below the paper's Table 10 error (rl11849: 15.12 %)."""
+    optimum = 1000000
+    (tmp_path / "optima.csv").write_text(f"name,dimension,edge_weight_type,optimum,status\n"
+                                         f"rl11849,11849,EUC_2D,{optimum},optimal\n")
+    runs = {1: [(0.5, 0, 1400000), (9.0, 300, 1151300), (12.0, 400, 1151100), (120.0, 8000, 1060000)],
+            2: [(0.5, 0, 1500000), (30.0, 900, 1100000), (119.0, 7900, 1080000)],
+            3: [(0.5, 0, 1600000), (118.0, 7800, 1200000)]}
+    logs = []
+    for seed, progress in runs.items():
+        path = tmp_path / f"rl11849.{seed}.log"
+        path.write_text(format_log(RunLog("rl11849", "acs", {"variant": "spm"}, "gpu", seed, "x", progress)))
+        logs.append(str(path))
+    script = Path(__file__).resolve().parents[1] / "scripts" / "acs_large_summary.py"
+    out = subprocess.run([sys.executable, str(script), str(tmp_path / "optima.csv"), *logs],
+                         capture_output=True, text=True, check=True).stdout
+    row = next(line for line in out.splitlines() if line.startswith("| rl11849"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "3"                                   # runs
+    assert cells[2] == "7,900" and cells[3] == "119 s"       # medians of the last improvements
+    assert cells[4] == "6.00" and cells[5] == "11.33"        # best, mean of 6, 8, 20 %
+    assert cells[6] == "15.12 (8263 s)"
+    # 1151300 is above 1.1512 * optimum, 1151100 is not: seed 1 reached it at 12 s
+    assert cells[7] == "12.0 s (it. 400); 30.0 s (it. 900); not reached"
