@@ -4,11 +4,15 @@
  * aco_construct: one work-group per ant (section 4.4, the data-parallel scheme); the
  * ant's tabu lives in local memory (section 4.1) and the next node is drawn by the whole
  * group (section 4.2), first among the unvisited cities of the current city's candidate
- * list (section 4.3), over every unvisited city when none is left.  Build with
+ * list (section 4.3), over every unvisited city when there is no list.  When the list is
+ * used up, FALLBACK_BEST=1 takes the unvisited city of the largest weight (ACOTSP's
+ * choose_best_next [43], and the authors' published code); FALLBACK_BEST=0 draws among
+ * every unvisited city.  The paper does not say which.  Build with
  *   -D TABU=<TABU_LC|TABU_CT|TABU_BT>   list compression, compact tabu, bitmask (Table 1)
  *   -D SELECT=<SELECT_RWM|SELECT_WRS>   parallel roulette wheel (4.2.1), reservoir (4.2.2)
  *   -D CL=<cl>                          candidate list length (0: none)
  *   -D WEIGHTS=<W_MATRIX|W_CANDIDATES>  n x n weights, or candidate edges only (below)
+ *   -D FALLBACK_BEST=<1|0>              a used-up list: the best city, or a draw (above)
  * The tabus, the draws and the reductions are in ants.h.  Weights are choice_info =
  * tau^alpha * eta^beta (computed once per iteration by mmas_trails); WRS reads their
  * reciprocals instead.  Random numbers are Philox draws
@@ -30,6 +34,9 @@
 #define W_CANDIDATES 1
 #ifndef WEIGHTS
 #define WEIGHTS W_MATRIX
+#endif
+#ifndef FALLBACK_BEST
+#define FALLBACK_BEST 1
 #endif
 #define WEIGHT_DECL DIST_PARAMS, __global const int *restrict cand, \
                     __global const float *restrict lw, __global const float *restrict w, \
@@ -268,9 +275,64 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
 }
 #endif
 
-/* One ant per work-group: a start drawn uniformly, then n-1 selections, first among the
- * current city's candidate list, then among every unvisited city; writes the tour
- * (0-based cities) and its length.  Every work-item learns each chosen node from the
+#if CL > 0
+/* The unvisited city with the largest weight, ties to the lower city, NONE when no free
+ * city has weight: an ant's next city when its candidate list is used up (ACOTSP's
+ * choose_best_next, the authors' build_ant_solution_using_cand_lists).  On a clustered
+ * instance such as fl3795 an ant leaves most clusters this way: a draw there jumped far
+ * and often (a host model of the colony with 2-opt: 0.63 % mean gap against 0.43 %). */
+inline uint best_next(TABU_DECL, WEIGHT_DECL, const uint cur, select_state_t *st)
+{
+    const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
+#if SELECT == SELECT_RWM
+    /* RWM's scan wrote over group_min_entry's accumulators (its last reads were before
+     * its final barrier): set them again */
+    if (lid < 4)
+        ((__local uint *)st->scratch)[lid] = ~0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    ulong best = ULONG_MAX;
+    const uint slots = FULL_SLOTS(un);
+    for (uint i = lid; i < slots; i += p) {
+        const uint v = FULL_NODE(i);
+        if (v == NONE)
+            continue;
+        const float x = full_weight(WEIGHT_ARGS, cur, v);
+#if SELECT == SELECT_WRS
+        /* a reciprocal weight: the least wins, an infinite one (weight 0) never */
+        if (x < INFINITY)
+            best = min(best, ((ulong)as_uint(x) << 32) | v);
+#else
+        /* the complement of a non-negative float's bits orders it downwards */
+        if (x > 0.0f)
+            best = min(best, ((ulong)~as_uint(x) << 32) | v);
+#endif
+    }
+    const ulong won = group_min_entry(st, best);
+    return won == ULONG_MAX ? NONE : (uint)won;
+}
+#endif
+
+/* The next city of an ant at cur: a draw among the unvisited cities of cur's candidate
+ * list, then, when it has none, the best unvisited city (FALLBACK_BEST) or a draw among
+ * them all; without lists a draw among every unvisited city.  NONE only when no free city
+ * has weight. */
+inline uint next_city(TABU_DECL, WEIGHT_DECL, const uint cur, const rng_key_t key,
+                      const uint ant, const uint iteration, const uint step, select_state_t *st)
+{
+#if CL > 0
+    const uint next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 1, key, ant, iteration, step, st);
+    if (next != NONE)
+        return next;
+#if FALLBACK_BEST
+    return best_next(TABU_ARGS, WEIGHT_ARGS, cur, st);
+#endif
+#endif
+    return select_next(TABU_ARGS, WEIGHT_ARGS, cur, 0, key, ant, iteration, step, st);
+}
+
+/* One ant per work-group: a start drawn uniformly, then n-1 steps of next_city(); writes
+ * the tour (0-based cities) and its length.  Every work-item learns each chosen node from the
  * selection; work-item 0 marks it and writes it out. */
 __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
                             __global const float *restrict lw, __global const float *restrict w,
@@ -294,12 +356,7 @@ __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint step = 1; step < un; step++) {
-        uint next = NONE;
-#if CL > 0
-        next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 1, key, ant, iteration, step, &st);
-#endif
-        if (next == NONE)
-            next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 0, key, ant, iteration, step, &st);
+        uint next = next_city(TABU_ARGS, WEIGHT_ARGS, cur, key, ant, iteration, step, &st);
         for (uint i = 0; next == NONE; i++)  /* every weight underflowed: the first free */
             next = tabu_candidate(TABU_ARGS, un, i);
         if (lid == 0) {
@@ -332,12 +389,7 @@ __kernel void aco_select_sample(WEIGHT_DECL, const uint seed_lo, const uint seed
         for (int i = 0; i < nvisited; i++)
             tabu_mark(TABU_ARGS, un, (uint)visited[i]);
     barrier(CLK_LOCAL_MEM_FENCE);
-    uint next = NONE;
-#if CL > 0
-    next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 1, key, trial, 0u, step, &st);
-#endif
-    if (next == NONE)
-        next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 0, key, trial, 0u, step, &st);
+    const uint next = next_city(TABU_ARGS, WEIGHT_ARGS, cur, key, trial, 0u, step, &st);
     if (lid == 0)
         chosen[trial] = next == NONE ? -1 : (int)next;
 }

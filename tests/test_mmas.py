@@ -73,7 +73,9 @@ def test_mmas_with_2opt_beats_mmas_alone(rt):  # noqa: F811
 
 def check_trail_update(rt, store, variant, source="iteration", reset=False, seed=4):  # noqa: F811
     """Four iterations (the second a reset), then one more against a host float32 model
-    of evaporation and the deposit along the tour `source` names (or of the reset)."""
+    of evaporation and the deposit along the tour `source` names (or of the reset).  The
+    ants draw when their lists are used up: the best city there made the three tours
+    alike on this small instance, which would hide a mix-up."""
     inst = generate("uniform", 50, seed=12)
     n, cl, rho, ants = inst.n, 8, 0.7, 10
 
@@ -82,7 +84,8 @@ def check_trail_update(rt, store, variant, source="iteration", reset=False, seed
             return source if iteration == 4 else "iteration"
 
     ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=seed)
-    colony = mmas.DeviceColony(ctx, Params(variant=variant, cl=cl, store=store, rho=rho, ants=ants))
+    colony = mmas.DeviceColony(ctx, Params(variant=variant, cl=cl, store=store, rho=rho, ants=ants,
+                                           fallback="draw"))
     ctx.timed(colony.start(inst.tour_length(np.arange(n))))
     for it in range(4):
         ctx.timed(colony.iteration(it, ctx.seed, reset=it == 1))
@@ -168,7 +171,7 @@ def test_candidate_store_weighs_unlisted_edges_by_distance(rt, selection):  # no
     weights = np.linspace(0.2, 2.0, n).astype(np.float32)
     visited = [0, 3, 7, 11, 20]
     chosen = sample(rt, selection, "bt", weights, visited, cur, trials, cand, store="candidates",
-                    fallback_tau=0.5)
+                    fallback_tau=0.5, fallback="draw")  # the best city: see the used-up list test
     free = np.setdiff1d(np.arange(n), visited)
     w = np.array([0.5 / max(inst.dist(cur, int(v)), 0.5) ** 2 for v in free])
     expected = w / w.sum() * trials
@@ -192,14 +195,15 @@ def test_candidate_store_runs_where_the_matrices_would_not_fit(rt):  # noqa: F81
 
 
 def sample(rt, selection, tabu, weights, visited, cur, trials, cand=None, step=1,  # noqa: F811
-           store="matrix", fallback_tau=1.0):
+           store="matrix", fallback_tau=1.0, fallback="best", inst=None):
     """Nodes chosen by `trials` independent selection steps (aco_select_sample)."""
     n = len(weights)
     cl = 0 if cand is None else cand.shape[1]
-    inst = generate("uniform", n, seed=1)
+    inst = generate("uniform", n, seed=1) if inst is None else inst
     dinst = DeviceInstance(rt, inst)
     k = dinst.kernel("aco", "aco_select_sample", TABU=mmas.TABUS[tabu],
-                     SELECT=mmas.SELECTIONS[selection], CL=cl, WEIGHTS=mmas.STORES[store])
+                     SELECT=mmas.SELECTIONS[selection], CL=cl, WEIGHTS=mmas.STORES[store],
+                     FALLBACK_BEST=int(fallback == "best"))
     matrix = np.zeros((n, n if store == "matrix" else cl), np.float32)
     matrix[cur] = weights if store == "matrix" else weights[cand[cur]]
     host = (1 / np.where(matrix > 0, matrix, np.nan)) if selection == "wrs" else matrix
@@ -236,21 +240,56 @@ def test_selection_frequencies_match_the_exact_probabilities(rt, selection, tabu
     assert stat < chi2_critical(len(free) - 1), stat
 
 
+@pytest.mark.parametrize("fallback", ["best", "draw"])
 @pytest.mark.parametrize("selection", ["rwm", "wrs"])
-def test_candidate_lists_come_first_then_every_unvisited_node(rt, selection):  # noqa: F811
+def test_candidate_lists_come_first_then_every_unvisited_node(rt, selection, fallback):  # noqa: F811
     n, cur, trials = 40, 0, 6000
     weights = np.linspace(0.2, 2.0, n).astype(np.float32)
     cand = np.zeros((n, 4), np.int32)
     cand[cur] = [3, 7, 11, 20]
-    chosen = sample(rt, selection, "ct", weights, [0, 7], cur, trials, cand)
+    chosen = sample(rt, selection, "ct", weights, [0, 7], cur, trials, cand, fallback=fallback)
     free = np.array([3, 11, 20])
     assert set(chosen) <= set(free)
     expected = weights[free] / weights[free].sum() * trials
     observed = np.array([(chosen == v).sum() for v in free])
     assert ((observed - expected) ** 2 / expected).sum() < chi2_critical(2)
-    # every candidate visited: the whole unvisited set
-    chosen = sample(rt, selection, "ct", weights, [0, 3, 7, 11, 20], cur, 200, cand)
-    assert set(chosen) <= set(range(n)) - {0, 3, 7, 11, 20} and len(set(chosen)) > 10
+    # every candidate visited: the heaviest unvisited city, or a draw among them all
+    chosen = sample(rt, selection, "ct", weights, [0, 3, 7, 11, 20], cur, 200, cand, fallback=fallback)
+    if fallback == "best":
+        assert set(chosen) == {n - 1}
+    else:
+        assert set(chosen) <= set(range(n)) - {0, 3, 7, 11, 20} and len(set(chosen)) > 10
+
+
+@pytest.mark.parametrize("store", ["matrix", "candidates"])
+@pytest.mark.parametrize("selection", ["rwm", "wrs"])
+@pytest.mark.parametrize("tabu", ["lc", "ct", "bt"])
+def test_a_used_up_list_takes_the_heaviest_unvisited_city(rt, selection, tabu, store):  # noqa: F811
+    """fallback best against a host argmax, ties to the lower city: over the matrix random
+    weights (some tied, some zero); over the candidate store every unlisted edge weighs
+    tau_min^alpha eta^beta, so the nearest unvisited city (ties: the lower) wins."""
+    n, cl = 90, 4
+    rng = np.random.default_rng(7)
+    inst = generate("uniform", n, seed=6)
+    d = inst.full_matrix()
+    for trial in range(6):
+        cur = int(rng.integers(n))
+        cand = np.zeros((n, cl), np.int32)
+        cand[cur] = rng.choice(np.setdiff1d(np.arange(n), [cur]), cl, replace=False)
+        visited = np.unique(np.concatenate([[cur], cand[cur], rng.choice(n, int(rng.integers(0, 60)))]))
+        free = np.setdiff1d(np.arange(n), visited)
+        if store == "matrix":
+            weights = rng.uniform(0.05, 1.0, n).astype(np.float32)
+            weights[rng.choice(n, 10)] = 0.0
+            weights[free[:3]] = weights.max() if trial % 2 else weights[free[:3]]  # ties
+            w = np.where(np.isin(np.arange(n), free) & (weights > 0), weights, -1.0)
+            want = int(np.argmax(w))
+        else:
+            weights = np.ones(n, np.float32)  # the listed edges only: all visited here
+            want = int(free[np.lexsort((free, d[cur, free]))[0]])
+        chosen = sample(rt, selection, tabu, weights, visited.tolist(), cur, 3, cand, store=store,
+                        fallback="best", inst=inst)
+        assert set(chosen) == {want}, (trial, cur)
 
 
 @pytest.mark.parametrize("selection", ["rwm", "wrs"])
@@ -352,7 +391,7 @@ def test_work_group_size_rule():
 @pytest.mark.parametrize("bad, match", [
     ({"variant": "rwm-xx"}, "variant must be"), ({"rho": "1"}, "rho"), ({"cl": "-1"}, "cl must"),
     ({"deposit": "best"}, "deposit must"), ({"restart": "-1"}, "restart must"), ({"threads": "48"}, "power of two"),
-    ({"p_best": "0"}, "p_best"), ({"ls": "3opt"}, "ls must be"),
+    ({"p_best": "0"}, "p_best"), ({"ls": "3opt"}, "ls must be"), ({"fallback": "random"}, "fallback must"),
     ({"store": "disk"}, "store must be"), ({"store": "candidates", "cl": "0"}, "needs cl > 0")])
 def test_bad_parameters_are_usage_errors(bad, match):
     with pytest.raises(UsageError, match=match):

@@ -45,7 +45,10 @@ MATRIX_GROUP = 256
 class MmasParams:
     """variant: selection-tabu (rwm|wrs)-(lc|ct|bt); ants: 0 for n; rho: pheromone kept
     per iteration; alpha, beta: exponents of tau and eta = 1/d; cl: candidate list
-    length (0: every unvisited city at every step); deposit: the tour that lays
+    length (0: every unvisited city at every step); fallback: an ant's next city when
+    its candidate list is used up, 'best' (the unvisited city with the largest weight,
+    as ACOTSP and the authors' code) or 'draw' (a draw among every unvisited city; the
+    paper does not say which); deposit: the tour that lays
     pheromone, 'iteration' best, 'global' best or 'schedule', which is what the authors'
     published code does with local search (the paper's Table 9 runs): the best since the
     last reset, with probability 0.1 the iteration best instead and otherwise with 0.1
@@ -67,6 +70,7 @@ class MmasParams:
     alpha: float = 1.0
     beta: float = 2.0
     cl: int = 32
+    fallback: str = "best"
     deposit: str = "auto"
     restart: int | None = None
     p_best: float = 0.01
@@ -93,6 +97,8 @@ class MmasParams:
             raise UsageError(f"deposit must be one of {', '.join(DEPOSITS)} (got {self.deposit!r})")
         if self.restart is not None and self.restart < 0:
             raise UsageError(f"restart must be 0 (never) or a count of iterations (got {self.restart})")
+        if self.fallback not in ("best", "draw"):
+            raise UsageError(f"fallback must be best or draw (got {self.fallback!r})")
         if not 0.0 < self.p_best < 1.0:
             raise UsageError(f"p_best must be in (0, 1) (got {self.p_best})")
         if self.store not in STORES:
@@ -183,7 +189,8 @@ class DeviceColony:
         self.cl = cl
         self.cand = ctx.candidates(CandidateParams("knn", cl)).cities if cl else rt.empty(4)
         store = {"WEIGHTS": STORES[p.store], **({"CL": cl} if p.store == "candidates" else {})}
-        defines = {"TABU": TABUS[p.tabu], "SELECT": SELECTIONS[p.selection], "CL": cl, **store}
+        defines = {"TABU": TABUS[p.tabu], "SELECT": SELECTIONS[p.selection], "CL": cl,
+                   "FALLBACK_BEST": int(p.fallback == "best"), **store}
         self.construct_k = ctx.dinst.kernel("aco", "aco_construct", **defines)
         max_group = min(rt.limits.max_work_group, self.construct_k.get_work_group_info(
             rt.cl.kernel_work_group_info.WORK_GROUP_SIZE, rt.device))
