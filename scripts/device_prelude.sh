@@ -1,9 +1,23 @@
 # Sourced by the scripts/gpu_*.sh batches on the GPU machine: installs the carried
 # wheels (.whl), points the tools at the carried instances (.bench/instances), prepares
-# $OUT and defines `step`, which logs a timestamped heading to $OUT/$1.log.
+# $OUT and defines `step`, which logs a timestamped heading to $OUT/$1.log, and
+# `run_suite NAME TIMEOUT`, which runs scripts/suites/NAME.toml on the GPU (SUITE_SEEDS,
+# e.g. "1, 2, 3", replaces its seeds, to split a suite over calls) and copies its
+# results.md and results.json to $OUT/NAME.md and .json.
 . .whl/setup-device.sh || exit 1
 export TSPCL_SHARED_INSTANCES=$PWD/.bench/instances
 OUT=${OUT:-/tmp/tspcl-out}
 mkdir -p "$OUT"
 LOG=$OUT/$1.log
 step() { echo "== $* ($(date -u +%T))" | tee -a "$LOG"; }
+run_suite() {
+  local suite=$1 spec=scripts/suites/$1.toml
+  step "suite $suite"
+  if [ -n "${SUITE_SEEDS-}" ]; then
+    sed "s/^seeds = .*/seeds = [$SUITE_SEEDS]/" "$spec" > "/tmp/$suite.toml" && spec=/tmp/$suite.toml
+  fi
+  timeout "$2" python3 scripts/bench.py "$spec" --device gpu --out "/tmp/$suite" \
+      > "$OUT/$suite.progress.log" 2>&1; tail -2 "$OUT/$suite.progress.log" | tee -a "$LOG"
+  cp "/tmp/$suite/results.md" "$OUT/$suite.md" 2>/dev/null
+  cp "/tmp/$suite/results.json" "$OUT/$suite.json" 2>/dev/null
+}

@@ -4,7 +4,7 @@
 # the suites in SUITES (default none; acs_table9 is the paper's Table 9 protocol,
 # acs_large its Table 10 instances).  Carry .whl and .bench; results land in $OUT.
 # TESTS=0 skips the tests; ITERATIONS (3) and BENCH_TIMEOUT (300) bound the timing run;
-# SUITE_SEEDS (e.g. "1, 2, 3, 4, 5") replaces the suites' seeds, to split one over calls.
+# SUITE_SEEDS (e.g. "1, 2, 3, 4, 5") replaces the suites' seeds (device_prelude.sh).
 set -uo pipefail
 . scripts/device_prelude.sh acs
 T=.bench/instances/tsplib
@@ -17,13 +17,6 @@ timeout ${BENCH_TIMEOUT:-300} python3 scripts/bench_acs.py $T/d198.tsp $T/a280.t
     $T/pcb442.tsp $T/rat783.tsp $T/pr1002.tsp $T/nrw1379.tsp $T/pr2392.tsp --device gpu \
     --iterations ${ITERATIONS:-3} --warmup 1 2>&1 | tee -a "$LOG"
 for suite in ${SUITES-}; do
-  step "suite $suite"
-  spec=scripts/suites/$suite.toml
-  if [ -n "${SUITE_SEEDS-}" ]; then
-    sed "s/^seeds = .*/seeds = [$SUITE_SEEDS]/" $spec > /tmp/$suite.toml && spec=/tmp/$suite.toml
-  fi
-  timeout ${SUITE_TIMEOUT:-500} python3 scripts/bench.py $spec --device gpu --out /tmp/$suite \
-      > "$OUT/$suite.progress.log" 2>&1; tail -2 "$OUT/$suite.progress.log" | tee -a "$LOG"
-  cp /tmp/$suite/results.md "$OUT/$suite.md" 2>/dev/null; cp /tmp/$suite/results.json "$OUT/$suite.json" 2>/dev/null
+  run_suite "$suite" "${SUITE_TIMEOUT:-500}"
 done
 step done

@@ -3,7 +3,8 @@
 # per iteration (ants = n) for the paper's instances, every variant, with and without
 # candidate lists, then the suites in SUITES (default none; mmas_2opt is the paper's
 # Table 9).  Carry .whl and .bench; results land in $OUT.  TESTS=0 skips the tests;
-# ITERATIONS (3) and BENCH_TIMEOUT (300) bound the timing run.
+# ITERATIONS (3) and BENCH_TIMEOUT (300) bound the timing run; SUITE_SEEDS replaces the
+# suites' seeds (device_prelude.sh).
 set -uo pipefail
 . scripts/device_prelude.sh mmas
 T=.bench/instances/tsplib
@@ -16,9 +17,6 @@ timeout ${BENCH_TIMEOUT:-300} python3 scripts/bench_mmas.py $T/d198.tsp $T/pcb44
     $T/pr1002.tsp $T/pcb1173.tsp $T/rl1889.tsp $T/pr2392.tsp $T/fl3795.tsp --device gpu \
     --iterations ${ITERATIONS:-3} --warmup 1 2>&1 | tee -a "$LOG"
 for suite in ${SUITES-}; do
-  step "suite $suite"
-  timeout ${SUITE_TIMEOUT:-500} python3 scripts/bench.py scripts/suites/$suite.toml --device gpu --out /tmp/$suite \
-      > "$OUT/$suite.progress.log" 2>&1; tail -2 "$OUT/$suite.progress.log" | tee -a "$LOG"
-  cp /tmp/$suite/results.md "$OUT/$suite.md" 2>/dev/null
+  run_suite "$suite" "${SUITE_TIMEOUT:-500}"
 done
 step done

@@ -22,10 +22,7 @@ if [ "${ITER:-1}" = 1 ]; then
       --iterations 200 --warmup 20 2>&1 | tee -a "$LOG"
 fi
 for suite in ${SUITES-tabu tabu_tuning}; do
-  step "suite $suite"
-  timeout ${SUITE_TIMEOUT:-400} python3 scripts/bench.py scripts/suites/$suite.toml --device gpu --out /tmp/$suite \
-      > "$OUT/$suite.progress.log" 2>&1; tail -2 "$OUT/$suite.progress.log" | tee -a "$LOG"
-  cp /tmp/$suite/results.md "$OUT/$suite.md" 2>/dev/null
+  run_suite "$suite" "${SUITE_TIMEOUT:-400}"
 done
 if [ "${REPRO:-1}" = 1 ]; then
   step "reproducibility check, GPU and PoCL-16"
