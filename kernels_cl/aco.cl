@@ -68,6 +68,27 @@ inline float full_weight(WEIGHT_DECL, const uint cur, const uint v)
 #define FULL_NODE(i) tabu_candidate(TABU_ARGS, un, i)
 #endif
 
+/* Four consecutive full-phase slots: their nodes (NONE past the slots or visited) and
+ * weights (reciprocals for WRS).  Every weight is loaded, the diagonal's for NONE, so
+ * that no load waits behind a branch: a work-item's loads for a quad (WRS's full phase:
+ * two quads and their draws) overlap. */
+typedef struct {
+    uint v[4];
+    float w[4];
+} slot_quad_t;
+
+inline slot_quad_t full_quad(TABU_DECL, WEIGHT_DECL, const uint cur, const uint i,
+                             const uint slots)
+{
+    const uint un = (uint)n;
+    slot_quad_t q;
+    for (uint k = 0; k < 4; k++) {
+        q.v[k] = i + k < slots ? FULL_NODE(i + k) : NONE;
+        q.w[k] = full_weight(WEIGHT_ARGS, cur, q.v[k] == NONE ? cur : q.v[k]);
+    }
+    return q;
+}
+
 #if SELECT == SELECT_WRS
 /* A slot's key log2(u) / w: never positive, the largest wins; -INFINITY for a zero
  * weight (infinite reciprocal), which is never drawn. */
@@ -93,28 +114,6 @@ inline uint wrs_list_word(const uint draw, const float inv_weight, const uint sl
     return key > -INFINITY ? list_slot_word(fabs(key), slot) : ~0u;
 }
 #endif
-
-
-
-/* Four consecutive full-phase slots: their nodes (NONE past the slots or visited) and
- * reciprocal weights.  Every weight is loaded, the diagonal's for NONE, so that no load
- * waits behind a branch: a work-item's loads for two quads and their draws overlap. */
-typedef struct {
-    uint v[4];
-    float w[4];
-} slot_quad_t;
-
-inline slot_quad_t wrs_full_quad(TABU_DECL, WEIGHT_DECL, const uint cur, const uint i,
-                                 const uint slots)
-{
-    const uint un = (uint)n;
-    slot_quad_t q;
-    for (uint k = 0; k < 4; k++) {
-        q.v[k] = i + k < slots ? FULL_NODE(i + k) : NONE;
-        q.w[k] = full_weight(WEIGHT_ARGS, cur, q.v[k] == NONE ? cur : q.v[k]);
-    }
-    return q;
-}
 
 /* best folded with a quad's entries, slot i + k drawing word k of d. */
 inline ulong wrs_fold_quad(ulong best, const slot_quad_t q, const uint4 d)
@@ -161,9 +160,9 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
             && (j >= slots || ((bits[j >> 5] >> (j & 31)) & 0xFu) == 0xFu))
             continue;  /* eight visited nodes: no draw */
 #endif
-        const slot_quad_t a = wrs_full_quad(TABU_ARGS, WEIGHT_ARGS, cur, i, slots);
+        const slot_quad_t a = full_quad(TABU_ARGS, WEIGHT_ARGS, cur, i, slots);
         if (j < slots) {
-            const slot_quad_t b = wrs_full_quad(TABU_ARGS, WEIGHT_ARGS, cur, j, slots);
+            const slot_quad_t b = full_quad(TABU_ARGS, WEIGHT_ARGS, cur, j, slots);
             best = wrs_fold_quad(best, a, ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 2)));
             best = wrs_fold_quad(best, b, ant_draws(key, ant, iteration, step, FULL_PHASE | (j >> 2)));
         } else {
@@ -294,20 +293,27 @@ inline uint best_next(TABU_DECL, WEIGHT_DECL, const uint cur, select_state_t *st
 #endif
     ulong best = ULONG_MAX;
     const uint slots = FULL_SLOTS(un);
-    for (uint i = lid; i < slots; i += p) {
-        const uint v = FULL_NODE(i);
-        if (v == NONE)
-            continue;
-        const float x = full_weight(WEIGHT_ARGS, cur, v);
-#if SELECT == SELECT_WRS
-        /* a reciprocal weight: the least wins, an infinite one (weight 0) never */
-        if (x < INFINITY)
-            best = min(best, ((ulong)as_uint(x) << 32) | v);
-#else
-        /* the complement of a non-negative float's bits orders it downwards */
-        if (x > 0.0f)
-            best = min(best, ((ulong)~as_uint(x) << 32) | v);
+    /* a quad of slots per pass, its four weights loaded before any test, as in WRS's
+     * full phase, so that no load waits behind a free check */
+    for (uint i = 4 * lid; i < slots; i += 4 * p) {
+#if TABU == TABU_BT
+        if (((bits[i >> 5] >> (i & 31)) & 0xFu) == 0xFu)
+            continue;  /* four visited cities */
 #endif
+        const slot_quad_t q = full_quad(TABU_ARGS, WEIGHT_ARGS, cur, i, slots);
+        for (uint k = 0; k < 4; k++) {
+            if (q.v[k] == NONE)
+                continue;
+#if SELECT == SELECT_WRS
+            /* a reciprocal weight: the least wins, an infinite one (weight 0) never */
+            if (q.w[k] < INFINITY)
+                best = min(best, ((ulong)as_uint(q.w[k]) << 32) | q.v[k]);
+#else
+            /* the complement of a non-negative float's bits orders it downwards */
+            if (q.w[k] > 0.0f)
+                best = min(best, ((ulong)~as_uint(q.w[k]) << 32) | q.v[k]);
+#endif
+        }
     }
     const ulong won = group_min_entry(st, best);
     return won == ULONG_MAX ? NONE : (uint)won;

@@ -268,7 +268,7 @@ def test_a_used_up_list_takes_the_heaviest_unvisited_city(rt, selection, tabu, s
     """fallback best against a host argmax, ties to the lower city: over the matrix random
     weights (some tied, some zero); over the candidate store every unlisted edge weighs
     tau_min^alpha eta^beta, so the nearest unvisited city (ties: the lower) wins."""
-    n, cl = 90, 4
+    n, cl = 300, 4  # more slots than a pass of 32 work-items' quads
     rng = np.random.default_rng(7)
     inst = generate("uniform", n, seed=6)
     d = inst.full_matrix()
@@ -276,11 +276,11 @@ def test_a_used_up_list_takes_the_heaviest_unvisited_city(rt, selection, tabu, s
         cur = int(rng.integers(n))
         cand = np.zeros((n, cl), np.int32)
         cand[cur] = rng.choice(np.setdiff1d(np.arange(n), [cur]), cl, replace=False)
-        visited = np.unique(np.concatenate([[cur], cand[cur], rng.choice(n, int(rng.integers(0, 60)))]))
+        visited = np.unique(np.concatenate([[cur], cand[cur], rng.choice(n, int(rng.integers(0, 250)))]))
         free = np.setdiff1d(np.arange(n), visited)
         if store == "matrix":
             weights = rng.uniform(0.05, 1.0, n).astype(np.float32)
-            weights[rng.choice(n, 10)] = 0.0
+            weights[rng.choice(n, 30)] = 0.0
             weights[free[:3]] = weights.max() if trial % 2 else weights[free[:3]]  # ties
             w = np.where(np.isin(np.arange(n), free) & (weights > 0), weights, -1.0)
             want = int(np.argmax(w))
