@@ -80,7 +80,7 @@ def solve(
         "updates, not bit-reproducible) or spm (alt with the selective pheromone memory, "
         "the default); -p reads=cached reads the trails through the GPU's L1 (ants may miss "
         "each other's updates; the default fresh reads them from L2, as the paper's GPU)."),
-    cl: Optional[int] = typer.Option(None, "--cl", help="mmas: candidate list length (32; 0: none). acs: candidate set size (32, at most 32)."),
+    cl: Optional[int] = typer.Option(None, "--cl", help="mmas: candidate list length (32; 0: none); when an ant's list is used up it takes the unvisited city of the largest weight (-p fallback=draw: a draw among them all). acs: candidate set size (32, at most 32)."),
     ants: Optional[int] = typer.Option(None, "--ants", help="mmas, acs: ants per iteration (default n; the ACS paper recommends 256)."),
     rho: Optional[float] = typer.Option(None, "--rho", help="mmas: pheromone kept per iteration (0.5). acs: local evaporation (0.01)."),
     alpha: Optional[float] = typer.Option(None, "--alpha", help="mmas: pheromone exponent (1). acs: global evaporation (0.2)."),
