@@ -11,7 +11,6 @@ line each time the best improves, at most once a second); its NAME names the ins
 from __future__ import annotations
 
 import argparse
-import csv
 import statistics
 import sys
 from collections import defaultdict
@@ -19,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tspcl.optima import gap_percent, read_optima_csv  # noqa: E402
 from tspcl.tsplib import parse_log  # noqa: E402
 
 # Table 10: best of 5 runs of 1000 n solutions (error %, total time s).
@@ -38,8 +38,7 @@ def main() -> int:
     ap.add_argument("optima", help="optima.csv (name,...,optimum,...)")
     ap.add_argument("logs", nargs="+")
     args = ap.parse_args()
-    with open(args.optima, newline="") as f:
-        optima = {row["name"]: int(row["optimum"]) for row in csv.DictReader(f)}
+    optima = read_optima_csv(args.optima)
     runs = defaultdict(list)
     for path in args.logs:
         log = parse_log(Path(path).read_text(), path)
@@ -50,14 +49,13 @@ def main() -> int:
     for name in [n for n in PAPER_TABLE10 if n in runs] + sorted(set(runs) - set(PAPER_TABLE10)):
         logs = sorted(runs[name], key=lambda log: log.seed)
         opt = optima[name]
-        errors = [100.0 * (log.progress[-1][2] - opt) / opt for log in logs]
+        errors = [gap_percent(log.progress[-1][2], opt) for log in logs]
         paper_error, paper_time = PAPER_TABLE10.get(name, (None, None))
         hits = []
-        for log in logs:
-            if paper_error is None:
-                break
-            hit = reached(log.progress, int(opt * (1 + paper_error / 100)))
-            hits.append(f"{hit[0]:.1f} s (it. {hit[1]:,})" if hit else "not reached")
+        if paper_error is not None:
+            limit = int(opt * (1 + paper_error / 100))
+            hits = [f"{hit[0]:.1f} s (it. {hit[1]:,})" if hit else "not reached"
+                    for hit in (reached(log.progress, limit) for log in logs)]
         paper = f"{paper_error:.2f} ({paper_time:.0f} s)" if paper_error else "-"
         print(f"| {name} | {len(logs)} "
               f"| {statistics.median(log.progress[-1][1] for log in logs):,.0f} "

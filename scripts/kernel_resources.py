@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tspcl.device import Runtime, load_source  # noqa: E402
+from tspcl.device import Runtime  # noqa: E402
 
 
 def main() -> int:
@@ -31,21 +30,15 @@ def main() -> int:
     args = ap.parse_args()
     rt = Runtime.from_spec(args.device)
     cl, dev = rt.cl, rt.device
-    options = [f"-D{d}" for d in args.defines]
     nvidia = "NVIDIA" in dev.platform.name.upper()
-    if nvidia:
-        options.append("-cl-nv-verbose")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        prog = cl.Program(rt.context, load_source(f"{args.program}.cl")).build(options=options)
+    defines = dict(d.split("=", 1) for d in args.defines)
+    prog = rt.program(args.program, defines, ("-cl-nv-verbose",) if nvidia else ())
     print(f"device {dev.name} ({dev.platform.name})")
-    if nvidia:
-        log = prog.get_build_info(dev, cl.program_build_info.LOG)
-        lines = log.splitlines()
-        for i, line in enumerate(lines):
-            if f"'{args.kernel}'" in line or (args.kernel in line and "Compiling" in line):
-                print("\n".join(x.strip() for x in lines[i:i + 4] if x.strip()))
-                break
+    if nvidia:  # ptxas's lines for the kernel: its name, then stack, spills, registers
+        lines = prog.get_build_info(dev, cl.program_build_info.LOG).splitlines()
+        at = next((i for i, line in enumerate(lines) if f"'{args.kernel}'" in line), None)
+        if at is not None:
+            print("\n".join(x.strip() for x in lines[at:at + 4] if x.strip()))
     k = getattr(prog, args.kernel)
     info = cl.kernel_work_group_info
     for name in ("PRIVATE_MEM_SIZE", "LOCAL_MEM_SIZE", "WORK_GROUP_SIZE"):

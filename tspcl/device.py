@@ -159,13 +159,14 @@ class Runtime:
             compute_units=int(d.max_compute_units), is_gpu=is_gpu(d))
 
     # ---- programs and kernels -------------------------------------------------------
-    def program(self, name: str, defines: dict | None = None):
-        """Build (once) kernels_cl/NAME.cl with ``-D`` defines."""
-        key = (name, tuple(sorted((defines or {}).items())))
+    def program(self, name: str, defines: dict | None = None, options: tuple = ()):
+        """Build (once) kernels_cl/NAME.cl with ``-D`` defines and further build options
+        (none for the solvers; scripts/kernel_resources.py asks for a compiler report)."""
+        key = (name, tuple(sorted((defines or {}).items())), tuple(options))
         prog = self._programs.get(key)
         if prog is None:
             src = load_source(f"{name}.cl")
-            opts = [f"-D{k}={v}" for k, v in key[1]]
+            opts = [f"-D{k}={v}" for k, v in key[1]] + list(options)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # compiler chatter is not the user's business
                 prog = self.cl.Program(self.context, src).build(options=opts)

@@ -17,7 +17,8 @@ OPTIMA_ENV = "TSPCL_OPTIMA"
 
 
 @lru_cache(maxsize=None)
-def _read_csv(path: str) -> dict[str, int]:
+def read_optima_csv(path: str) -> dict[str, int]:
+    """name -> optimum from an optima.csv (rows without an integer optimum skipped)."""
     out = {}
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
@@ -48,7 +49,7 @@ def known_optimum(inst: Instance) -> int | None:
     if inst.source and not inst.source.startswith("<"):
         names.append(Path(inst.source).name.split(".")[0])  # NAME may be "pa561.tsp"
     for f in optima_files(inst.source):
-        table = _read_csv(str(f))
+        table = read_optima_csv(str(f))
         for name in names:
             if name in table:
                 return table[name]
