@@ -112,7 +112,10 @@ inline float heuristic(DIST_PARAMS, const uint u, const uint v, const float beta
  * a * tau(u, v) + b from it. */
 typedef struct {
 #if STORE == STORE_SPM
-    uint4 row[SPM_S];
+    uint2 row[SPM_S];   /* (node, bits of tau): the search needs no eta^beta.  With
+                         * whole edges here and the candidate loads before the barrier
+                         * (acs_next) the kernel took 120 registers and pr2392 at
+                         * ants = n 6.9 ms; with pairs 88 and 4.0 ms (BENCHMARKS.md) */
 #else
     uint cell;
 #endif
@@ -123,7 +126,7 @@ inline trail_t pher_load(PHER_DECL, DIST_PARAMS, const uint u, const uint v)
     trail_t t;
 #if STORE == STORE_SPM
     for (uint i = 0; i < SPM_S; i++)   /* every load issued before any search */
-        t.row[i] = ((TRAIL_GLOBAL uint4 *)spm)[u * SPM_S + i];
+        t.row[i] = ((TRAIL_GLOBAL uint2 *)spm)[2 * (u * SPM_S + i)];
 #else
     t.cell = as_uint(((TRAIL_GLOBAL float *)tau)[(ulong)u * (uint)n + v]);
 #endif
@@ -175,9 +178,12 @@ inline void pher_store(PHER_DECL, DIST_PARAMS, const uint u, const uint v, const
                        const float a, const float b, const float eta_beta)
 {
 #if STORE == STORE_SPM
+    /* a whole edge is written, hit or not, so that a racing ant's rewrite of the slot
+     * never leaves a trail beside another node's eta^beta; on a hit the eta^beta given
+     * is the stored one's value, from the same edge */
     for (uint i = 0; i < SPM_S; i++)
         if (t->row[i].x == v) {
-            spm[u * SPM_S + i] = (uint4)(v, as_uint(a * as_float(t->row[i].y) + b), t->row[i].z, 0u);
+            spm[u * SPM_S + i] = (uint4)(v, as_uint(a * as_float(t->row[i].y) + b), as_uint(eta_beta), 0u);
             return;
         }
     const uint slot = (atomic_inc(spm_tail + u) + 1u) % SPM_S;
@@ -321,8 +327,14 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
                      const uint iteration, const uint step, const uint4 q_words,
                      select_state_t *st, float *eta_beta)
 {
-    const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
+    const uint lid = get_local_id(0), un = (uint)n;
     const int greedy = unit_open0(word_of(q_words, step & 3)) <= q0;
+    /* work-item i weighs candidate i (cl <= the work-group size, AcsParams checks it);
+     * its loads come first, so that over the selective memory their L2 round trip
+     * overlaps the stored edges' instead of following the barrier below */
+    const int has_candidate = lid < CL;
+    const uint v = has_candidate ? (uint)cand[cur * CL + lid] : NONE;
+    const float heur = has_candidate ? cand_heur[cur * CL + lid] : 0.0f;
 #if STORE == STORE_SPM
     /* cur's stored edges, a slot loaded by each of SPM_S work-items and copied to local
      * memory for the others (each loading the whole row was 5 % slower) */
@@ -336,21 +348,20 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
     uint least = ~0u;
-    for (uint i = lid; i < CL; i += p) {
-        const uint v = (uint)cand[cur * CL + i];
+    if (has_candidate) {
 #if STORE == STORE_SPM
-        const float w = ring_trail(ring, tau_min, v) * cand_heur[cur * CL + i];
+        const float w = ring_trail(ring, tau_min, v) * heur;
 #else
-        const float w = pher_read(PHER_ARGS, DIST_ARGS, cur, v) * cand_heur[cur * CL + i];
+        const float w = pher_read(PHER_ARGS, DIST_ARGS, cur, v) * heur;
 #endif
         /* the least of 1 / w is the greedy choice, the least of -log2(u) / w a draw with
          * probability w / (sum of w) (eq. 2); a greedy step (most steps: q0 = (n - 20) / n)
          * draws nothing */
         const float value = greedy ? 1.0f / w
-                                   : -native_log2(unit_open0(list_draw(st, key, ant, iteration, step, i))) / w;
+                                   : -native_log2(unit_open0(list_draw(st, key, ant, iteration, step, lid))) / w;
         /* a select, not a branch: under the tabu check the compiler sank MMAS's weight
          * load and its L2 latency came after the check's (BENCHMARKS.md, `24222fd`) */
-        const uint word = list_slot_word(value, i);
+        const uint word = list_slot_word(value, lid);
         least = !tabu_visited(TABU_ARGS, un, v) && w > 0.0f ? min(least, word) : least;
     }
 #if STORE == STORE_SPM
