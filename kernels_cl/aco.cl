@@ -68,14 +68,6 @@ inline float full_weight(WEIGHT_DECL, const uint cur, const uint v)
 #define FULL_NODE(i) tabu_candidate(TABU_ARGS, un, i)
 #endif
 
-#if TABU == TABU_BT
-/* Whether the bitmask's four cities from i (a multiple of 4) are all visited. */
-inline int bt_quad_visited(__local const uint *bits, const uint i)
-{
-    return ((bits[i >> 5] >> (i & 31)) & 0xFu) == 0xFu;
-}
-#endif
-
 /* Four consecutive full-phase slots: their nodes (NONE past the slots or visited) and
  * weights (reciprocals for WRS).  Every weight is loaded, the diagonal's for NONE, so
  * that no load waits behind a branch: a work-item's loads for a quad (WRS's full phase:
@@ -164,7 +156,8 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
     for (uint i = 4 * lid; i < slots; i += 8 * p) {
         const uint j = i + 4 * p;
 #if TABU == TABU_BT
-        if (bt_quad_visited(bits, i) && (j >= slots || bt_quad_visited(bits, j)))
+        if (((bits[i >> 5] >> (i & 31)) & 0xFu) == 0xFu
+            && (j >= slots || ((bits[j >> 5] >> (j & 31)) & 0xFu) == 0xFu))
             continue;  /* eight visited nodes: no draw */
 #endif
         const slot_quad_t a = full_quad(TABU_ARGS, WEIGHT_ARGS, cur, i, slots);
@@ -282,26 +275,6 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
 #endif
 
 #if CL > 0
-/* best folded with a quad's free cities as entries (weight bits, city) whose least is the
- * largest weight, ties to the lower city; a city of weight 0 never wins. */
-inline ulong best_fold_quad(ulong best, const slot_quad_t q)
-{
-    for (uint k = 0; k < 4; k++) {
-        if (q.v[k] == NONE)
-            continue;
-#if SELECT == SELECT_WRS
-        /* a reciprocal weight: the least wins, an infinite one (weight 0) never */
-        if (q.w[k] < INFINITY)
-            best = min(best, ((ulong)as_uint(q.w[k]) << 32) | q.v[k]);
-#else
-        /* the complement of a non-negative float's bits orders it downwards */
-        if (q.w[k] > 0.0f)
-            best = min(best, ((ulong)~as_uint(q.w[k]) << 32) | q.v[k]);
-#endif
-    }
-    return best;
-}
-
 /* The unvisited city with the largest weight, ties to the lower city, NONE when no free
  * city has weight: an ant's next city when its candidate list is used up (ACOTSP's
  * choose_best_next, the authors' build_ant_solution_using_cand_lists).  On a clustered
@@ -320,18 +293,27 @@ inline uint best_next(TABU_DECL, WEIGHT_DECL, const uint cur, select_state_t *st
 #endif
     ulong best = ULONG_MAX;
     const uint slots = FULL_SLOTS(un);
-    /* two quads of slots per pass, 4p apart, their eight weights loaded before any test,
-     * as in WRS's full phase, so that no load waits behind a free check and eight are in
-     * flight (one quad a pass: fl3795 wrs-bt cl 32 5.15 ms an iteration, BENCHMARKS.md) */
-    for (uint i = 4 * lid; i < slots; i += 8 * p) {
-        const uint j = i + 4 * p;
+    /* a quad of slots per pass, its four weights loaded before any test, as in WRS's
+     * full phase, so that no load waits behind a free check */
+    for (uint i = 4 * lid; i < slots; i += 4 * p) {
 #if TABU == TABU_BT
-        if (bt_quad_visited(bits, i) && (j >= slots || bt_quad_visited(bits, j)))
-            continue;  /* eight visited cities */
+        if (((bits[i >> 5] >> (i & 31)) & 0xFu) == 0xFu)
+            continue;  /* four visited cities */
 #endif
-        const slot_quad_t a = full_quad(TABU_ARGS, WEIGHT_ARGS, cur, i, slots);
-        const slot_quad_t b = full_quad(TABU_ARGS, WEIGHT_ARGS, cur, j, slots);
-        best = best_fold_quad(best_fold_quad(best, a), b);
+        const slot_quad_t q = full_quad(TABU_ARGS, WEIGHT_ARGS, cur, i, slots);
+        for (uint k = 0; k < 4; k++) {
+            if (q.v[k] == NONE)
+                continue;
+#if SELECT == SELECT_WRS
+            /* a reciprocal weight: the least wins, an infinite one (weight 0) never */
+            if (q.w[k] < INFINITY)
+                best = min(best, ((ulong)as_uint(q.w[k]) << 32) | q.v[k]);
+#else
+            /* the complement of a non-negative float's bits orders it downwards */
+            if (q.w[k] > 0.0f)
+                best = min(best, ((ulong)~as_uint(q.w[k]) << 32) | q.v[k]);
+#endif
+        }
     }
     const ulong won = group_min_entry(st, best);
     return won == ULONG_MAX ? NONE : (uint)won;
