@@ -76,6 +76,31 @@ def test_the_atomic_variant_loses_no_local_update(rt, k):  # noqa: F811
     assert np.array_equal(tau.reshape(n, n), want)
 
 
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_one_spm_ant_updates_every_kth_edge_both_ways(rt, k):  # noqa: F811
+    """One ant over the selective memory (COUNT_UPDATES: an update adds 1, to 0 for an
+    absent edge): after its tour each city holds exactly the edges of the tour's k-th
+    steps (and the closing edge when k divides n), both ways round, each at 1."""
+    inst = generate("uniform", 41, seed=5)
+    n = inst.n
+    ctx, c = colony(rt, inst, count_updates=True, variant="spm", ants=1, cl=8, k=k)
+    ctx.timed(c.start(1, tau0=0.0))
+    ctx.timed(c.construct(0, ctx.seed))
+    (tour,), _ = read_tours(rt, c)
+    want = [set() for _ in range(n)]
+    for step in range(1, n + 1):
+        if step % k == 0:
+            a, b = int(tour[step - 1]), int(tour[step % n])
+            want[a].add(b)
+            want[b].add(a)
+    s = c.p.spm_size
+    edges = rt.read(c.tau, np.uint32, 4 * n * s).reshape(n, s, 4)
+    for u in range(n):
+        held = edges[u, :, 0] != acs.EMPTY_NODE
+        assert set(edges[u, held, 0].tolist()) == want[u], u
+        assert np.all(edges[u, held, 1].copy().view(np.float32) == 1.0), u
+
+
 class Ring:
     """The paper's Fig. 5, one city's s edges: a tail, nodes (-1: empty) and trails."""
 
