@@ -49,6 +49,13 @@ def test_every_variant_builds_valid_tours_with_exact_lengths(rt, variant):  # no
         assert c.read_status()[acs.M_BEST] <= lengths.min()
 
 
+def kth_edges(tour, k: int):
+    """The edges an ant updates locally: those of its steps 1..n that k divides, the
+    n-th the closing edge back to the start."""
+    n = len(tour)
+    return [(int(tour[step - 1]), int(tour[step % n])) for step in range(1, n + 1) if step % k == 0]
+
+
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_the_atomic_variant_loses_no_local_update(rt, k):  # noqa: F811
     """Every local update adds 1 (COUNT_UPDATES) to cells that start at 0: the cells sum
@@ -68,11 +75,9 @@ def test_the_atomic_variant_loses_no_local_update(rt, k):  # noqa: F811
     tours, _ = read_tours(rt, c)
     want = np.zeros((n, n))
     for t in tours:
-        for step in range(1, n + 1):
-            if step % k == 0:
-                a, b = t[step - 1], t[step % n]
-                want[a, b] += 1
-                want[b, a] += 1
+        for a, b in kth_edges(t, k):
+            want[a, b] += 1
+            want[b, a] += 1
     assert np.array_equal(tau.reshape(n, n), want)
 
 
@@ -88,11 +93,9 @@ def test_one_spm_ant_updates_every_kth_edge_both_ways(rt, k):  # noqa: F811
     ctx.timed(c.construct(0, ctx.seed))
     (tour,), _ = read_tours(rt, c)
     want = [set() for _ in range(n)]
-    for step in range(1, n + 1):
-        if step % k == 0:
-            a, b = int(tour[step - 1]), int(tour[step % n])
-            want[a].add(b)
-            want[b].add(a)
+    for a, b in kth_edges(tour, k):
+        want[a].add(b)
+        want[b].add(a)
     s = c.p.spm_size
     edges = rt.read(c.tau, np.uint32, 4 * n * s).reshape(n, s, 4)
     for u in range(n):
