@@ -539,9 +539,8 @@ __kernel void acs_step(ACS_DECL, const float rho, const float tau0, const uint k
 
 /* After step n - 1: the local updates left (edges n - 1 and n to copy (n - 1) % 2, edge
  * n, the closing one (Fig. 2, line 14), to copy n % 2), then every ant's length. */
-__kernel void acs_close(DIST_PARAMS, __global float *restrict tau, __global uint *restrict spm_tail,
-                        const float tau_min, const float rho, const float tau0, const uint k,
-                        __global const int *restrict tours, __global long *restrict lengths,
+__kernel void acs_close(DIST_PARAMS, __global float *restrict tau, const float rho, const float tau0,
+                        const uint k, __global const int *restrict tours, __global long *restrict lengths,
                         __local long *scratch)
 {
     const uint ant = get_group_id(0), un = (uint)n;

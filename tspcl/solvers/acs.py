@@ -227,7 +227,7 @@ class AcsColony:
             else:
                 enqueue_repeated(rt, step_k, n - 1, ants * g, g)
             events.append(self.k["acs_close"](rt.queue, (ants * g,), (g,), *self.ctx.dinst.dist_args,
-                                              *self._pher(), *local_rule, self.tours, self.lengths, scratch))
+                                              self.tau, *local_rule, self.tours, self.lengths, scratch))
         else:
             events = [self.k["acs_construct"](rt.queue, (ants * g,), (g,), *acs, *local_rule, *key,
                                               self.tours, self.lengths, tabu, scratch)]
