@@ -53,10 +53,10 @@
  *   Whole edges, not the paper's two vectors: the ants read a city's edges while
  * other ants rewrite them, and the H100 keeps global loads in a work-group's L1, which
  * other SMs' stores do not update.  A node from one copy of a line and a trail from
- * another gave trails to the wrong edges (a global best's trail on an edge just added), and spm ended
- * 8-20 % above the optimum on Table 9 where alt reached 2-9 % (BENCHMARKS.md).  An edge
- * is read and written whole, so a stale read is at worst an older trail of the right
- * edge, as with the matrix.  Its eta^beta is computed once, when the edge is added, so
+ * another gave trails to the wrong edges (a global best's trail on an edge just added),
+ * and spm ended 8-20 % above the optimum on Table 9 where alt reached 2-9 %
+ * (BENCHMARKS.md).  An edge is read and written whole, so a stale read is at worst an
+ * older trail of the right edge, as with the matrix.  Its eta^beta is computed once, when the edge is added, so
  * that the greedy step weighs stored edges without distances (stored_word()).  The tail
  * advances by atomic_inc, as in the paper's code, so that ants adding edges to one city
  * at once take different slots. */

@@ -206,6 +206,11 @@ int main(int argc, char **argv)
     const int iterations = atoi(argv[3]);
     rng_state = strtoull(argv[4], NULL, 10) * 7919 + 1;
     const char *order = argc > 5 ? argv[5] : "step";
+    const int by_tour = !strcmp(order, "tour"), deferred = !strcmp(order, "step");
+    if (!by_tour && !deferred && strcmp(order, "ant")) {
+        fprintf(stderr, "ORDER must be step, ant or tour (got %s)\n", order);
+        return 2;
+    }
     const int ants = argc > 6 ? atoi(argv[6]) : 256, k = argc > 7 ? atoi(argv[7]) : 4;
     const int every = argc > 8 ? atoi(argv[8]) : 0;
     const float q0 = (n - 20.0f) / n, rho = 0.01f, alpha = 0.2f;
@@ -244,7 +249,6 @@ int main(int argc, char **argv)
             tours[a * n] = start;
             tabu[a * words + (start >> 5)] |= 1u << (start & 31);
         }
-        const int by_tour = !strcmp(order, "tour"), deferred = !strcmp(order, "step");
         for (int outer = 0; outer < (by_tour ? ants : n - 1); outer++)
             for (int inner = 0, held = 0; inner < (by_tour ? n - 1 : ants); inner++) {
                 const int a = by_tour ? outer : inner, step = 1 + (by_tour ? inner : outer);
