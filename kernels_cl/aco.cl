@@ -173,19 +173,44 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
     return won == ULONG_MAX ? NONE : (uint)won;
 }
 #else
-/* The weight of slot i, 0 when it is not free. */
+/* The weight of slot i, 0 when it is not free.  The weight is loaded whatever the
+ * check says (the diagonal's for a visited node), so that the loads of several slots
+ * overlap instead of each waiting behind its check. */
 inline float rwm_slot_weight(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
                              const uint i)
 {
     const uint un = (uint)n;
 #if CL > 0
     if (from_list) {
-        const float weight = lw[cur * CL + i];  /* loaded with the list, not after the check */
+        const float weight = lw[cur * CL + i];
         return tabu_visited(TABU_ARGS, un, (uint)cand[cur * CL + i]) ? 0.0f : weight;
     }
 #endif
     const uint v = FULL_NODE(i);
-    return v == NONE ? 0.0f : full_weight(WEIGHT_ARGS, cur, v);
+    const float weight = full_weight(WEIGHT_ARGS, cur, v == NONE ? cur : v);
+    return v == NONE ? 0.0f : weight;
+}
+
+/* A work-item's share of the wheel: the sum of its slots' weights (slots k, k + p, ...
+ * from k = its id), added in that order.  Four slots are loaded before any is added, a
+ * slot past the count adding nothing (x + 0 == x): the same sum as one slot at a time,
+ * with four loads in flight instead of one. */
+inline float rwm_share(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
+                       const uint count)
+{
+    const uint p = get_local_size(0), last = count - 1;
+    float s = 0.0f;
+    for (uint k = get_local_id(0); k < count; k += 4 * p) {
+        const float q0 = rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, k);
+        const float q1 = rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, min(k + p, last));
+        const float q2 = rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, min(k + 2 * p, last));
+        const float q3 = rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, min(k + 3 * p, last));
+        s += q0;
+        s = k + p <= last ? s + q1 : s;
+        s = k + 2 * p <= last ? s + q2 : s;
+        s = k + 3 * p <= last ? s + q3 : s;
+    }
+    return s;
 }
 
 /* Parallel roulette wheel (section 4.2.1, Fig. 5): the slots are dealt to the
@@ -197,7 +222,8 @@ inline float rwm_slot_weight(TABU_DECL, WEIGHT_DECL, const uint cur, const int f
  * drawn with probability weight / total (float rounding aside, which sends an r at the
  * very top to the last slot with weight).  The paper deals the chosen share out again
  * for a second parallel round; here its owner walks it (at most n/p slots, 8 for pr1002
- * without candidate lists), which saves a scan, its barriers and a reload.  NONE when
+ * without candidate lists), which saves a scan, its barriers and a reload.  The owner
+ * also marks the node in the tabu, which saves aco_construct a barrier.  NONE when
  * no slot has weight.  scratch: 3p floats (the scan's two buffers, the shares' own
  * sums) and the chosen node, which the next selection writes only after a barrier. */
 inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
@@ -207,9 +233,7 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     __local float *sums = (__local float *)st->scratch;
     const uint count = from_list ? CL : FULL_SLOTS(un);
-    float s = 0.0f;
-    for (uint k = lid; k < count; k += p)
-        s += rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, k);
+    const float s = rwm_share(TABU_ARGS, WEIGHT_ARGS, cur, from_list, count);
     /* inclusive prefix sum, Hillis and Steele over two buffers, over the first `active`
      * work-items (a power of two): the others hold no slot */
     const uint active = count > 1 ? min(p, 1u << (32 - clz(count - 1))) : 1u;
@@ -263,8 +287,12 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
                         break;
                 }
             }
-            /* LC, CT: read before the barrier, so before work-item 0 marks it */
-            *chosen = from_list ? (uint)cand[cur * CL + slot] : TABU == TABU_BT ? slot : FULL_NODE(slot);
+            const uint node = from_list ? (uint)cand[cur * CL + slot]
+                                        : TABU == TABU_BT ? slot : FULL_NODE(slot);
+            *chosen = node;
+            /* a node this returns is the ant's next city (next_city): the owner marks it
+             * here, and the barrier below puts the mark before the next step's reads */
+            tabu_mark(TABU_ARGS, un, node);
         }
     } else if (lid == 0) {
         *chosen = NONE;  /* no slot with weight */
@@ -323,24 +351,33 @@ inline uint best_next(TABU_DECL, WEIGHT_DECL, const uint cur, select_state_t *st
 /* The next city of an ant at cur: a draw among the unvisited cities of cur's candidate
  * list, then, when it has none, the best unvisited city (FALLBACK_BEST) or a draw among
  * them all; without lists a draw among every unvisited city.  NONE only when no free city
- * has weight. */
+ * has weight.  *marked: whether the city is marked in the tabu already (RWM's draws
+ * mark it, WRS's and the best city do not). */
 inline uint next_city(TABU_DECL, WEIGHT_DECL, const uint cur, const rng_key_t key,
-                      const uint ant, const uint iteration, const uint step, select_state_t *st)
+                      const uint ant, const uint iteration, const uint step, select_state_t *st,
+                      int *marked)
 {
+    uint next;
 #if CL > 0
-    const uint next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 1, key, ant, iteration, step, st);
-    if (next != NONE)
-        return next;
+    next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 1, key, ant, iteration, step, st);
+    if (next == NONE) {
 #if FALLBACK_BEST
-    return best_next(TABU_ARGS, WEIGHT_ARGS, cur, st);
+        *marked = 0;
+        return best_next(TABU_ARGS, WEIGHT_ARGS, cur, st);
+#else
+        next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 0, key, ant, iteration, step, st);
 #endif
+    }
+#else
+    next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 0, key, ant, iteration, step, st);
 #endif
-    return select_next(TABU_ARGS, WEIGHT_ARGS, cur, 0, key, ant, iteration, step, st);
+    *marked = SELECT == SELECT_RWM && next != NONE;
+    return next;
 }
 
 /* One ant per work-group: a start drawn uniformly, then n-1 steps of next_city(); writes
  * the tour (0-based cities) and its length.  Every work-item learns each chosen node from the
- * selection; work-item 0 marks it and writes it out. */
+ * selection; work-item 0 marks it, unless the selection did, and writes it out. */
 __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
                             __global const float *restrict lw, __global const float *restrict w,
                             const float beta, const float alpha,
@@ -363,15 +400,18 @@ __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint step = 1; step < un; step++) {
-        uint next = next_city(TABU_ARGS, WEIGHT_ARGS, cur, key, ant, iteration, step, &st);
+        int marked;
+        uint next = next_city(TABU_ARGS, WEIGHT_ARGS, cur, key, ant, iteration, step, &st, &marked);
         for (uint i = 0; next == NONE; i++)  /* every weight underflowed: the first free */
             next = tabu_candidate(TABU_ARGS, un, i);
         if (lid == 0) {
-            tabu_mark(TABU_ARGS, un, next);
+            if (!marked)
+                tabu_mark(TABU_ARGS, un, next);
             tour[step] = (int)next;
         }
         cur = next;
-        barrier(CLK_LOCAL_MEM_FENCE);
+        if (!marked)  /* the same for the whole work-group */
+            barrier(CLK_LOCAL_MEM_FENCE);
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
     const long length = group_tour_length(DIST_ARGS, tour, scratch);
@@ -396,7 +436,8 @@ __kernel void aco_select_sample(WEIGHT_DECL, const uint seed_lo, const uint seed
         for (int i = 0; i < nvisited; i++)
             tabu_mark(TABU_ARGS, un, (uint)visited[i]);
     barrier(CLK_LOCAL_MEM_FENCE);
-    const uint next = next_city(TABU_ARGS, WEIGHT_ARGS, cur, key, trial, 0u, step, &st);
+    int marked;
+    const uint next = next_city(TABU_ARGS, WEIGHT_ARGS, cur, key, trial, 0u, step, &st, &marked);
     if (lid == 0)
         chosen[trial] = next == NONE ? -1 : (int)next;
 }

@@ -382,10 +382,13 @@ def test_matrices_that_do_not_fit_are_refused_before_allocation(rt):  # noqa: F8
 
 
 def test_work_group_size_rule():
-    assert mmas.ant_group_size(1002, 1024, 32) == 32 and mmas.ant_group_size(500, 1024, 48) == 64
-    assert mmas.ant_group_size(198, 1024, 0) == 64 and mmas.ant_group_size(3795, 1024, 0) == 128
-    assert mmas.ant_group_size(100000, 1024, 0) == 128 and mmas.ant_group_size(100000, 64, 0) == 64
-    assert mmas.ant_group_size(50, 1024, 0) == 32
+    size = mmas.ant_group_size
+    assert size(1002, 1024, 32, "wrs") == 32 and size(500, 1024, 48, "rwm") == 64
+    assert size(198, 1024, 0, "wrs") == 64 and size(3795, 1024, 0, "wrs") == 128
+    assert size(100000, 1024, 0, "wrs") == 128 and size(100000, 64, 0, "wrs") == 64
+    assert size(50, 1024, 0, "wrs") == 32 and size(50, 1024, 0, "rwm") == 32
+    assert size(1002, 1024, 0, "rwm") == 64 and size(1002, 1024, 0, "wrs") == 128
+    assert size(1173, 1024, 0, "rwm") == 128
 
 
 @pytest.mark.parametrize("bad, match", [

@@ -157,16 +157,19 @@ def scratch_bytes(threads: int) -> int:
     return 12 * threads + 4
 
 
-def ant_group_size(n: int, max_group: int, cl: int) -> int:
+def ant_group_size(n: int, max_group: int, cl: int, selection: str) -> int:
     """Work-items per ant, a power of two of at least 32 within the device's limit: with
     candidate lists, the power of two at or above cl (one slot per work-item, 32 for cl
-    32); without them, about n/4 up to 128.  Measured on the H200 (BENCHMARKS.md, MMAS
-    work-group sweep): with cl 32, 32 beat 64 everywhere; without cl, 128 was best or
-    within 5 % of the best from d198 to fl3795, 32 up to 2.7x slower, 256 up to 1.7x."""
+    32); without them, about n/4 up to 128, or up to 64 for RWM below 1,100 cities.
+    Measured (BENCHMARKS.md, MMAS work-group sweeps): with cl 32, 32 beat 64 everywhere;
+    without cl, 128 was best or within 5 % of the best from d198 to fl3795 (H200), 32 up
+    to 2.7x slower, 256 up to 1.7x; RWM with its four loads in flight (H100) ran 4-9 %
+    faster with 64 than with 128 on pcb442 to pr1002, 4 % slower on pcb1173."""
     if cl:
         want = 1 << max(5, (cl - 1).bit_length())
     else:
-        want = 1 << max(5, min(7, (max(n // 4, 1) - 1).bit_length()))
+        cap = 6 if selection == "rwm" and n < 1100 else 7
+        want = 1 << max(5, min(cap, (max(n // 4, 1) - 1).bit_length()))
     return max(32, min(want, 1 << (max_group.bit_length() - 1)))
 
 
@@ -194,7 +197,7 @@ class DeviceColony:
         self.construct_k = ctx.dinst.kernel("aco", "aco_construct", **defines)
         max_group = min(rt.limits.max_work_group, self.construct_k.get_work_group_info(
             rt.cl.kernel_work_group_info.WORK_GROUP_SIZE, rt.device))
-        self.group = p.threads or ant_group_size(n, max_group, cl)
+        self.group = p.threads or ant_group_size(n, max_group, cl, p.selection)
         if self.group > max_group:
             raise UsageError(f"threads={self.group} exceeds the device's {max_group} work-items per ant")
         need = tabu_bytes(p.tabu, n) + scratch_bytes(self.group) + 64
