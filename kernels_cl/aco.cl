@@ -402,16 +402,21 @@ __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
     for (uint step = 1; step < un; step++) {
         int marked;
         uint next = next_city(TABU_ARGS, WEIGHT_ARGS, cur, key, ant, iteration, step, &st, &marked);
+        if (marked) {  /* the same for the whole work-group; the selection's barrier
+                        * already put the mark before the next step's reads */
+            if (lid == 0)
+                tour[step] = (int)next;
+            cur = next;
+            continue;
+        }
         for (uint i = 0; next == NONE; i++)  /* every weight underflowed: the first free */
             next = tabu_candidate(TABU_ARGS, un, i);
         if (lid == 0) {
-            if (!marked)
-                tabu_mark(TABU_ARGS, un, next);
+            tabu_mark(TABU_ARGS, un, next);
             tour[step] = (int)next;
         }
         cur = next;
-        if (!marked)  /* the same for the whole work-group */
-            barrier(CLK_LOCAL_MEM_FENCE);
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
     const long length = group_tour_length(DIST_ARGS, tour, scratch);
