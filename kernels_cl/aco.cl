@@ -13,6 +13,7 @@
  *   -D CL=<cl>                          candidate list length (0: none)
  *   -D WEIGHTS=<W_MATRIX|W_CANDIDATES>  n x n weights, or candidate edges only (below)
  *   -D FALLBACK_BEST=<1|0>              a used-up list: the best city, or a draw (above)
+ *   -D RWM_KEEP=<1|0>                   RWM keeps its slots' weights in local memory
  * The tabus, the draws and the reductions are in ants.h.  Weights are choice_info =
  * tau^alpha * eta^beta (computed once per iteration by mmas_trails); WRS reads their
  * reciprocals instead.  Random numbers are Philox draws
@@ -37,6 +38,9 @@
 #endif
 #ifndef FALLBACK_BEST
 #define FALLBACK_BEST 1
+#endif
+#ifndef RWM_KEEP
+#define RWM_KEEP 0
 #endif
 #define WEIGHT_DECL DIST_PARAMS, __global const int *restrict cand, \
                     __global const float *restrict lw, __global const float *restrict w, \
@@ -194,9 +198,10 @@ inline float rwm_slot_weight(TABU_DECL, WEIGHT_DECL, const uint cur, const int f
 /* A work-item's share of the wheel: the sum of its slots' weights (slots k, k + p, ...
  * from k = its id), added in that order.  Four slots are loaded before any is added, a
  * slot past the count adding nothing (x + 0 == x): the same sum as one slot at a time,
- * with four loads in flight instead of one. */
+ * with four loads in flight instead of one.  RWM_KEEP: each weight also goes to
+ * kept[slot], for the owner's walk. */
 inline float rwm_share(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
-                       const uint count)
+                       const uint count, __local float *kept)
 {
     const uint p = get_local_size(0), last = count - 1;
     float s = 0.0f;
@@ -209,6 +214,15 @@ inline float rwm_share(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_li
         s = k + p <= last ? s + q1 : s;
         s = k + 2 * p <= last ? s + q2 : s;
         s = k + 3 * p <= last ? s + q3 : s;
+#if RWM_KEEP
+        kept[k] = q0;
+        if (k + p <= last)
+            kept[k + p] = q1;
+        if (k + 2 * p <= last)
+            kept[k + 2 * p] = q2;
+        if (k + 3 * p <= last)
+            kept[k + 3 * p] = q3;
+#endif
     }
     return s;
 }
@@ -221,11 +235,14 @@ inline float rwm_share(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_li
  * This is the sequential roulette wheel over the slots in dealt order, so every slot is
  * drawn with probability weight / total (float rounding aside, which sends an r at the
  * very top to the last slot with weight).  The paper deals the chosen share out again
- * for a second parallel round; here its owner walks it (at most n/p slots, 8 for pr1002
- * without candidate lists), which saves a scan, its barriers and a reload.  The owner
- * also marks the node in the tabu, which saves aco_construct a barrier.  NONE when
- * no slot has weight.  scratch: 3p floats (the scan's two buffers, the shares' own
- * sums) and the chosen node, which the next selection writes only after a barrier. */
+ * for a second parallel round; here its owner walks it (at most n/p slots, 16 for pr1002
+ * without candidate lists), which saves a scan and its barriers, and with RWM_KEEP
+ * reads the weights the share loaded back from local memory instead of reloading them
+ * from global memory (pr1002 without lists 2.09 -> 1.91 ms, H100).  The owner also
+ * marks the node in the tabu, which saves aco_construct a barrier.  NONE when no slot
+ * has weight.  scratch: 3p floats (the scan's two buffers, the shares' own sums), the
+ * chosen node, which the next selection writes only after a barrier, and with RWM_KEEP
+ * the slots' weights (mmas.py rwm_kept_slots). */
 inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
                         const rng_key_t key, const uint ant, const uint iteration,
                         const uint step, select_state_t *st)
@@ -233,7 +250,8 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     __local float *sums = (__local float *)st->scratch;
     const uint count = from_list ? CL : FULL_SLOTS(un);
-    const float s = rwm_share(TABU_ARGS, WEIGHT_ARGS, cur, from_list, count);
+    __local float *kept = sums + 3 * p + 1;  /* after the chosen node */
+    const float s = rwm_share(TABU_ARGS, WEIGHT_ARGS, cur, from_list, count, kept);
     /* inclusive prefix sum, Hillis and Steele over two buffers, over the first `active`
      * work-items (a power of two): the others hold no slot */
     const uint active = count > 1 ? min(p, 1u << (32 - clz(count - 1))) : 1u;
@@ -279,7 +297,11 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
             float run = 0.0f;
             uint slot = NONE;
             for (uint k = t; k < count; k += p) {
+#if RWM_KEEP
+                const float weight = kept[k];  /* the same bits the share added */
+#else
                 const float weight = rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, k);
+#endif
                 run += weight;
                 if (weight > 0.0f) {
                     slot = k;

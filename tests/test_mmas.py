@@ -338,6 +338,27 @@ def test_wrs_tours_do_not_depend_on_the_work_items_per_ant(rt, cl):  # noqa: F81
     assert orders[0] == orders[1] == orders[2]
 
 
+@pytest.mark.parametrize("cl, fallback", [(0, "best"), (8, "draw"), (8, "best")])
+def test_rwm_walks_kept_weights_to_the_city_a_reload_finds(rt, cl, fallback):  # noqa: F811
+    """aco.cl RWM_KEEP: the owner's walk over the weights its share kept in local memory
+    draws the same tours as the walk that reloads them (a device whose local memory
+    holds the tabu but not the kept weights)."""
+    inst = generate("clustered", 90, seed=4)
+    small = Runtime(rt.device)
+    small.__dict__["limits"] = rt.limits.__class__(**{**rt.limits.__dict__, "local_mem": 830})
+    runs = []
+    for r in (rt, small):
+        ctx = SolveContext(r, DeviceInstance(r, inst), seed=5)
+        colony = mmas.DeviceColony(ctx, mmas.MmasParams(variant="rwm-lc", cl=cl, fallback=fallback,
+                                                        ants=12, threads=32))
+        ctx.timed(colony.start(inst.tour_length(np.arange(inst.n))))
+        for it in range(3):
+            ctx.timed(colony.iteration(it, ctx.seed))
+        runs.append((colony.kept, r.read(colony.tours, np.int32, 12 * inst.n)))
+    assert runs[0][0] > 0 and runs[1][0] == 0
+    assert np.array_equal(runs[0][1], runs[1][1])
+
+
 def test_the_six_variants_are_statistically_alike(rt):  # noqa: F811
     inst = generate("uniform", 45, seed=9)
     lengths = {v: [solve(inst, SPEC, mmas.MmasParams(variant=v, iterations=15, ants=20), rt,
@@ -388,7 +409,7 @@ def test_work_group_size_rule():
     assert size(100000, 1024, 0, "wrs") == 128 and size(100000, 64, 0, "wrs") == 64
     assert size(50, 1024, 0, "wrs") == 32 and size(50, 1024, 0, "rwm") == 32
     assert size(1002, 1024, 0, "rwm") == 64 and size(1002, 1024, 0, "wrs") == 128
-    assert size(1173, 1024, 0, "rwm") == 128
+    assert size(1173, 1024, 0, "rwm") == 64 and size(1889, 1024, 0, "rwm") == 128
 
 
 @pytest.mark.parametrize("bad, match", [

@@ -151,24 +151,32 @@ def tabu_bytes(tabu: str, n: int) -> int:
     return {"lc": 4 * n, "ct": 2 * n, "bt": 4 * (-(-n // 32))}[tabu]
 
 
-def scratch_bytes(threads: int) -> int:
+def scratch_bytes(threads: int, kept: int = 0) -> int:
     """Local memory of the selection and the length: per work-item three floats (RWM's
-    scan and the shares' sums) or a long (the length), and RWM's chosen node."""
-    return 12 * threads + 4
+    scan and the shares' sums) or a long (the length), RWM's chosen node and the `kept`
+    slot weights of RWM's draw (aco.cl RWM_KEEP)."""
+    return 12 * threads + 4 + 4 * kept
+
+
+def rwm_kept_slots(n: int, cl: int, fallback: str) -> int:
+    """The most slots an RWM draw has, whose weights aco.cl keeps in local memory: the
+    list's cl when a used-up list takes the best city, else every city."""
+    return cl if cl and fallback == "best" else n
 
 
 def ant_group_size(n: int, max_group: int, cl: int, selection: str) -> int:
     """Work-items per ant, a power of two of at least 32 within the device's limit: with
     candidate lists, the power of two at or above cl (one slot per work-item, 32 for cl
-    32); without them, about n/4 up to 128, or up to 64 for RWM below 1,100 cities.
+    32); without them, about n/4 up to 128, or up to 64 for RWM below 1,500 cities.
     Measured (BENCHMARKS.md, MMAS work-group sweeps): with cl 32, 32 beat 64 everywhere;
     without cl, 128 was best or within 5 % of the best from d198 to fl3795 (H200), 32 up
-    to 2.7x slower, 256 up to 1.7x; RWM with its four loads in flight (H100) ran 4-9 %
-    faster with 64 than with 128 on pcb442 to pr1002, 4 % slower on pcb1173."""
+    to 2.7x slower, 256 up to 1.7x; RWM with its weights kept in local memory (H100) ran
+    faster with 64 than with 128 on pcb442 to pcb1173 (pcb1173 2.54 against 3.14 ms),
+    slower on rl1889 (9.6 against 9.2 ms)."""
     if cl:
         want = 1 << max(5, (cl - 1).bit_length())
     else:
-        cap = 6 if selection == "rwm" and n < 1100 else 7
+        cap = 6 if selection == "rwm" and n < 1500 else 7
         want = 1 << max(5, min(cap, (max(n // 4, 1) - 1).bit_length()))
     return max(32, min(want, 1 << (max_group.bit_length() - 1)))
 
@@ -192,15 +200,22 @@ class DeviceColony:
         self.cl = cl
         self.cand = ctx.candidates(CandidateParams("knn", cl)).cities if cl else rt.empty(4)
         store = {"WEIGHTS": STORES[p.store], **({"CL": cl} if p.store == "candidates" else {})}
+        # RWM keeps its slots' weights in local memory for the owner's walk where they fit
+        # beside the tabu at the largest group the rule or `threads` asks for
+        want = p.threads or ant_group_size(n, rt.limits.max_work_group, cl, p.selection)
+        kept = rwm_kept_slots(n, cl, p.fallback) if p.selection == "rwm" else 0
+        if tabu_bytes(p.tabu, n) + scratch_bytes(want, kept) + 64 > rt.limits.local_mem:
+            kept = 0
+        self.kept = kept
         defines = {"TABU": TABUS[p.tabu], "SELECT": SELECTIONS[p.selection], "CL": cl,
-                   "FALLBACK_BEST": int(p.fallback == "best"), **store}
+                   "FALLBACK_BEST": int(p.fallback == "best"), "RWM_KEEP": int(kept > 0), **store}
         self.construct_k = ctx.dinst.kernel("aco", "aco_construct", **defines)
         max_group = min(rt.limits.max_work_group, self.construct_k.get_work_group_info(
             rt.cl.kernel_work_group_info.WORK_GROUP_SIZE, rt.device))
         self.group = p.threads or ant_group_size(n, max_group, cl, p.selection)
         if self.group > max_group:
             raise UsageError(f"threads={self.group} exceeds the device's {max_group} work-items per ant")
-        need = tabu_bytes(p.tabu, n) + scratch_bytes(self.group) + 64
+        need = tabu_bytes(p.tabu, n) + scratch_bytes(self.group, kept) + 64
         if need > rt.limits.local_mem or (p.tabu in ("lc", "ct") and n >= 2**16):
             fit = [v for v in fitting_variants(n, rt.limits.local_mem, self.group)
                    if n < 2**16 or v.endswith("bt")]
@@ -270,7 +285,7 @@ class DeviceColony:
             rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, self.cand, self.list_weight,
             self.drawn, np.float32(p.beta), np.float32(p.alpha), self.limits,
             np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint32(it),
-            self.tours, self.lengths, *tabu, lm(scratch_bytes(g)))]
+            self.tours, self.lengths, *tabu, lm(scratch_bytes(g, self.kept)))]
         if self.ls:
             events.append(self.ls.enqueue(self.tours, self.lengths))
         b = self.best_group
