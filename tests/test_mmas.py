@@ -410,6 +410,9 @@ def test_work_group_size_rule():
     assert size(50, 1024, 0, "wrs") == 32 and size(50, 1024, 0, "rwm") == 32
     assert size(1002, 1024, 0, "rwm") == 64 and size(1002, 1024, 0, "wrs") == 128
     assert size(1173, 1024, 0, "rwm") == 64 and size(1889, 1024, 0, "rwm") == 128
+    kept = mmas.rwm_kept_slots
+    assert kept(1173, 0, "best") == 1173 and kept(1889, 0, "best") == 0
+    assert kept(1889, 32, "best") == 32 and kept(1173, 32, "draw") == 1173
 
 
 @pytest.mark.parametrize("bad, match", [

@@ -158,10 +158,20 @@ def scratch_bytes(threads: int, kept: int = 0) -> int:
     return 12 * threads + 4 + 4 * kept
 
 
+RWM_SMALL = 1500
+"""Cities below which RWM without lists runs 64 work-items per ant (ant_group_size) and
+keeps every slot's weight in local memory (rwm_kept_slots)."""
+
+
 def rwm_kept_slots(n: int, cl: int, fallback: str) -> int:
-    """The most slots an RWM draw has, whose weights aco.cl keeps in local memory: the
-    list's cl when a used-up list takes the best city, else every city."""
-    return cl if cl and fallback == "best" else n
+    """The slots whose weights an RWM draw keeps in local memory (aco.cl RWM_KEEP): the
+    list's cl when a used-up list takes the best city, else every city below RWM_SMALL,
+    else none.  Measured on the H100 (BENCHMARKS.md): kept, pr1002 without lists took
+    1.91 ms instead of 2.09; n floats per ant cost more than the reloads they save from
+    rl1889 up (fl3795 rwm-ct 48.7 -> 70.0 ms, rl1889 rwm-lc 8.4 -> 9.2)."""
+    if cl and fallback == "best":
+        return cl
+    return n if n < RWM_SMALL else 0
 
 
 def ant_group_size(n: int, max_group: int, cl: int, selection: str) -> int:
@@ -176,7 +186,7 @@ def ant_group_size(n: int, max_group: int, cl: int, selection: str) -> int:
     if cl:
         want = 1 << max(5, (cl - 1).bit_length())
     else:
-        cap = 6 if selection == "rwm" and n < 1500 else 7
+        cap = 6 if selection == "rwm" and n < RWM_SMALL else 7
         want = 1 << max(5, min(cap, (max(n // 4, 1) - 1).bit_length()))
     return max(32, min(want, 1 << (max_group.bit_length() - 1)))
 
