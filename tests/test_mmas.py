@@ -219,7 +219,7 @@ def sample(rt, selection, tabu, weights, visited, cur, trials, cand=None, step=1
       rt.to_device(np.ascontiguousarray(list_weights)), rt.to_device(host),
       np.float32(2.0), np.float32(fallback_tau), np.uint32(11), np.uint32(0), np.uint32(step), np.uint32(cur),
       rt.to_device(np.asarray(visited, np.int32)), np.int32(len(visited)), out, *tabu_args,
-      lm(mmas.scratch_bytes(group)))
+      lm(mmas.scratch_bytes(group, cl)))
     return rt.read(out, np.int32, trials)
 
 
@@ -336,6 +336,23 @@ def test_wrs_tours_do_not_depend_on_the_work_items_per_ant(rt, cl):  # noqa: F81
                                                      threads=threads), rt, seed=3).order)
               for threads in (32, 64, 128)]
     assert orders[0] == orders[1] == orders[2]
+
+
+@pytest.mark.parametrize("variant", ["wrs-ct", "rwm-lc"])
+def test_a_candidate_list_longer_than_the_work_group_builds_valid_tours(rt, variant):  # noqa: F811
+    """cl 100 at 32 work-items per ant: three list slots a work-item, WRS's offered
+    nodes (100 words of scratch) beyond what 32 work-items' own scratch holds."""
+    assert mmas.scratch_bytes(32, 100) >= 4 * (8 + 100)  # ants.h: 8 words, then the nodes
+    inst = generate("uniform", 150, seed=6)
+    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=2)
+    colony = mmas.DeviceColony(ctx, mmas.MmasParams(variant=variant, cl=100, ants=8, threads=32))
+    ctx.timed(colony.start(inst.tour_length(np.arange(inst.n))))
+    for it in range(2):
+        ctx.timed(colony.iteration(it, ctx.seed))
+    tours = rt.read(colony.tours, np.int32, 8 * inst.n).reshape(8, inst.n)
+    lengths = rt.read(colony.lengths, np.int64, 8)
+    for t, length in zip(tours, lengths):
+        assert sorted(t) == list(range(inst.n)) and length == inst.tour_length(t)
 
 
 @pytest.mark.parametrize("cl, fallback", [(0, "best"), (8, "draw"), (8, "best")])

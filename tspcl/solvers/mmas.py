@@ -151,11 +151,12 @@ def tabu_bytes(tabu: str, n: int) -> int:
     return {"lc": 4 * n, "ct": 2 * n, "bt": 4 * (-(-n // 32))}[tabu]
 
 
-def scratch_bytes(threads: int, kept: int = 0) -> int:
+def scratch_bytes(threads: int, cl: int = 0, kept: int = 0) -> int:
     """Local memory of the selection and the length: per work-item three floats (RWM's
     scan and the shares' sums) or a long (the length), RWM's chosen node and the `kept`
-    slot weights of RWM's draw (aco.cl RWM_KEEP)."""
-    return 12 * threads + 4 + 4 * kept
+    slot weights of RWM's draw (aco.cl RWM_KEEP); at least WRS's eight accumulator words
+    and the nodes of its cl list slots (ants.h list_winner)."""
+    return max(12 * threads + 4 + 4 * kept, 4 * (8 + cl))
 
 
 RWM_SMALL = 1500
@@ -191,9 +192,9 @@ def ant_group_size(n: int, max_group: int, cl: int, selection: str) -> int:
     return max(32, min(want, 1 << (max_group.bit_length() - 1)))
 
 
-def fitting_variants(n: int, local_mem: int, threads: int) -> list[str]:
+def fitting_variants(n: int, local_mem: int, threads: int, cl: int = 0) -> list[str]:
     return [v for v in VARIANTS
-            if tabu_bytes(v.split("-")[1], n) + scratch_bytes(threads) + 64 <= local_mem]
+            if tabu_bytes(v.split("-")[1], n) + scratch_bytes(threads, cl) + 64 <= local_mem]
 
 
 class DeviceColony:
@@ -214,7 +215,7 @@ class DeviceColony:
         # beside the tabu at the largest group the rule or `threads` asks for
         want = p.threads or ant_group_size(n, rt.limits.max_work_group, cl, p.selection)
         kept = rwm_kept_slots(n, cl, p.fallback) if p.selection == "rwm" else 0
-        if tabu_bytes(p.tabu, n) + scratch_bytes(want, kept) + 64 > rt.limits.local_mem:
+        if tabu_bytes(p.tabu, n) + scratch_bytes(want, cl, kept) + 64 > rt.limits.local_mem:
             kept = 0
         self.kept = kept
         defines = {"TABU": TABUS[p.tabu], "SELECT": SELECTIONS[p.selection], "CL": cl,
@@ -225,9 +226,9 @@ class DeviceColony:
         self.group = p.threads or ant_group_size(n, max_group, cl, p.selection)
         if self.group > max_group:
             raise UsageError(f"threads={self.group} exceeds the device's {max_group} work-items per ant")
-        need = tabu_bytes(p.tabu, n) + scratch_bytes(self.group, kept) + 64
+        need = tabu_bytes(p.tabu, n) + scratch_bytes(self.group, cl, kept) + 64
         if need > rt.limits.local_mem or (p.tabu in ("lc", "ct") and n >= 2**16):
-            fit = [v for v in fitting_variants(n, rt.limits.local_mem, self.group)
+            fit = [v for v in fitting_variants(n, rt.limits.local_mem, self.group, cl)
                    if n < 2**16 or v.endswith("bt")]
             raise UsageError(
                 f"the {p.tabu} tabu of {n} cities needs {need} bytes of local memory per ant "
@@ -295,7 +296,7 @@ class DeviceColony:
             rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, self.cand, self.list_weight,
             self.drawn, np.float32(p.beta), np.float32(p.alpha), self.limits,
             np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint32(it),
-            self.tours, self.lengths, *tabu, lm(scratch_bytes(g, self.kept)))]
+            self.tours, self.lengths, *tabu, lm(scratch_bytes(g, self.cl, self.kept)))]
         if self.ls:
             events.append(self.ls.enqueue(self.tours, self.lengths))
         b = self.best_group
