@@ -29,20 +29,35 @@ def chi2_critical(df: int, z: float = 3.09) -> float:
     return df * (1 - 2 / (9 * df) + z * math.sqrt(2 / (9 * df))) ** 3
 
 
+def started_colony(r, inst, params, seed):
+    """A colony on device runtime r, its trails started from the identity tour."""
+    ctx = SolveContext(r, DeviceInstance(r, inst), seed=seed)
+    colony = mmas.DeviceColony(ctx, params)
+    ctx.timed(colony.start(inst.tour_length(np.arange(inst.n))))
+    return ctx, colony
+
+
+def ant_tours(r, colony, inst):
+    """Every ant's tour (a row each) and length after the last iteration."""
+    tours = r.read(colony.tours, np.int32, colony.ants * inst.n).reshape(colony.ants, inst.n)
+    return tours, r.read(colony.lengths, np.int64, colony.ants)
+
+
+def assert_valid_tours(inst, tours, lengths):
+    for t, length in zip(tours, lengths):
+        assert sorted(t) == list(range(inst.n))
+        assert length == inst.tour_length(t)
+
+
 @pytest.mark.parametrize("variant", mmas.VARIANTS)
 @pytest.mark.parametrize("cl", [0, 8])
 def test_every_variant_builds_valid_tours_with_exact_lengths(rt, variant, cl):  # noqa: F811
     inst = generate("clustered", 37, seed=4)
-    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=3)
-    colony = mmas.DeviceColony(ctx, mmas.MmasParams(variant=variant, cl=cl, ants=12))
-    ctx.timed(colony.start(inst.tour_length(np.arange(inst.n))))
+    ctx, colony = started_colony(rt, inst, mmas.MmasParams(variant=variant, cl=cl, ants=12), 3)
     for it in range(3):
         ctx.timed(colony.iteration(it, ctx.seed))
-        tours = rt.read(colony.tours, np.int32, 12 * inst.n).reshape(12, inst.n)
-        lengths = rt.read(colony.lengths, np.int64, 12)
-        for t, length in zip(tours, lengths):
-            assert sorted(t) == list(range(inst.n))
-            assert length == inst.tour_length(t)
+        tours, lengths = ant_tours(rt, colony, inst)
+        assert_valid_tours(inst, tours, lengths)
         status = colony.read_status()
         assert status[mmas.M_ITER_BEST] == lengths.min()
         assert lengths[status[mmas.M_ITER_ANT]] == lengths.min()
@@ -344,15 +359,11 @@ def test_a_candidate_list_longer_than_the_work_group_builds_valid_tours(rt, vari
     nodes (100 words of scratch) beyond what 32 work-items' own scratch holds."""
     assert mmas.scratch_bytes(32, 100) >= 4 * (8 + 100)  # ants.h: 8 words, then the nodes
     inst = generate("uniform", 150, seed=6)
-    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=2)
-    colony = mmas.DeviceColony(ctx, mmas.MmasParams(variant=variant, cl=100, ants=8, threads=32))
-    ctx.timed(colony.start(inst.tour_length(np.arange(inst.n))))
+    params = mmas.MmasParams(variant=variant, cl=100, ants=8, threads=32)
+    ctx, colony = started_colony(rt, inst, params, 2)
     for it in range(2):
         ctx.timed(colony.iteration(it, ctx.seed))
-    tours = rt.read(colony.tours, np.int32, 8 * inst.n).reshape(8, inst.n)
-    lengths = rt.read(colony.lengths, np.int64, 8)
-    for t, length in zip(tours, lengths):
-        assert sorted(t) == list(range(inst.n)) and length == inst.tour_length(t)
+    assert_valid_tours(inst, *ant_tours(rt, colony, inst))
 
 
 @pytest.mark.parametrize("cl, fallback", [(0, "best"), (8, "draw"), (8, "best")])
@@ -364,14 +375,12 @@ def test_rwm_walks_kept_weights_to_the_city_a_reload_finds(rt, cl, fallback):  #
     small = Runtime(rt.device)
     small.__dict__["limits"] = rt.limits.__class__(**{**rt.limits.__dict__, "local_mem": 830})
     runs = []
+    params = mmas.MmasParams(variant="rwm-lc", cl=cl, fallback=fallback, ants=12, threads=32)
     for r in (rt, small):
-        ctx = SolveContext(r, DeviceInstance(r, inst), seed=5)
-        colony = mmas.DeviceColony(ctx, mmas.MmasParams(variant="rwm-lc", cl=cl, fallback=fallback,
-                                                        ants=12, threads=32))
-        ctx.timed(colony.start(inst.tour_length(np.arange(inst.n))))
+        ctx, colony = started_colony(r, inst, params, 5)
         for it in range(3):
             ctx.timed(colony.iteration(it, ctx.seed))
-        runs.append((colony.kept, r.read(colony.tours, np.int32, 12 * inst.n)))
+        runs.append((colony.kept, ant_tours(r, colony, inst)[0]))
     assert runs[0][0] > 0 and runs[1][0] == 0
     assert np.array_equal(runs[0][1], runs[1][1])
 
