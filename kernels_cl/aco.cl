@@ -17,9 +17,12 @@
  * The tabus, the draws and the reductions are in ants.h.  Weights are choice_info =
  * tau^alpha * eta^beta (computed once per iteration by mmas_trails); WRS reads their
  * reciprocals instead.  Random numbers are Philox draws
- * keyed by the seed with counter (ant, iteration, step, slot): the same tours on a device
- * for any work-group size with SELECT_WRS; RWM's float sums follow the work-group's
- * dealing of the slots.
+ * keyed by the seed with counter (ant, iteration, step, slot), except in WRS's draws over
+ * every unvisited city, which take each work-item's stream (common.h rng_stream_t)
+ * started from (ant, iteration, work-item).  Tours reproduce on a device for a given
+ * work-group size; they are the same for any size only with SELECT_WRS, candidate lists
+ * and FALLBACK_BEST (RWM's float sums and WRS's streams follow the work-group's dealing
+ * of the slots).
  */
 #include "ants.h"
 
@@ -62,13 +65,15 @@ inline float full_weight(WEIGHT_DECL, const uint cur, const uint v)
 }
 
 /* ---- the slots of the full phase -------------------------------------------------------
- * LC and CT: slot i < tabu_length() holds an unvisited node.  BT: slot i is node i, free
- * when its bit is clear. */
+ * LC and CT: slot i < free holds an unvisited node (free: the unvisited count, which the
+ * kernel knows from the step instead of reading it from local memory at the head of
+ * every step, -1 to -2 % for WRS without lists, H100).  BT: slot i is node i, free when
+ * its bit is clear. */
 #if TABU == TABU_BT
-#define FULL_SLOTS(n) (n)
+#define FULL_SLOTS(n, free) (n)
 #define FULL_NODE(i) (tabu_visited(TABU_ARGS, un, i) ? NONE : (i))
 #else
-#define FULL_SLOTS(n) tabu_length(TABU_ARGS, n)
+#define FULL_SLOTS(n, free) (free)
 #define FULL_NODE(i) tabu_candidate(TABU_ARGS, un, i)
 #endif
 
@@ -112,15 +117,6 @@ inline float wrs_key(const uint draw, const float inv_weight)
     return native_log2(unit_open0(draw)) * inv_weight;
 }
 
-/* A full-phase slot's entry in the work-group minimum: |key| in the high word, so the
- * largest key comes first, the node in the low word, so ties go to the lower node;
- * ULONG_MAX when the weight is zero. */
-inline ulong wrs_entry(const uint draw, const float inv_weight, const uint v)
-{
-    const float key = wrs_key(draw, inv_weight);
-    return key > -INFINITY ? ((ulong)as_uint(fabs(key)) << 32) | v : ULONG_MAX;
-}
-
 #if CL > 0
 /* A list slot's word (ants.h list_slot_word) for |key|: the largest key wins. */
 inline uint wrs_list_word(const uint draw, const float inv_weight, const uint slot)
@@ -130,24 +126,43 @@ inline uint wrs_list_word(const uint draw, const float inv_weight, const uint sl
 }
 #endif
 
-/* best folded with a quad's entries, slot i + k drawing word k of d. */
-inline ulong wrs_fold_quad(ulong best, const slot_quad_t q, const uint4 d)
+/* A work-item's best full-phase slot so far: the least |key| (the largest key; INFINITY
+ * for none with weight), its node and its slot. */
+typedef struct {
+    float least;
+    uint node, slot;
+} wrs_best_t;
+
+/* best with the quad of slots i.. folded in, each slot drawing the stream's next number.
+ * A float compare, not a (key, node) pair's: on equal keys the slot met first stays
+ * (fl3795 wrs-ct 49.4 -> 47.9 ms with the pair compare gone, H100). */
+inline void wrs_fold_quad(wrs_best_t *best, const slot_quad_t q, const uint i, rng_stream_t *stream)
 {
-    for (uint k = 0; k < 4; k++)
-        if (q.v[k] != NONE)
-            best = min(best, wrs_entry(word_of(d, k), q.w[k], q.v[k]));
-    return best;
+    for (uint k = 0; k < 4; k++) {
+        const float key_abs = -wrs_key(stream_next(stream), q.w[k]);
+        if (q.v[k] != NONE && key_abs < best->least) {
+            best->least = key_abs;
+            best->node = q.v[k];
+            best->slot = i + k;
+        }
+    }
 }
 
 /* Weighted reservoir sampling, A-Res with one item (section 4.2.2, Fig. 7): every free
- * slot's key is log2(u) / w with the reciprocal weight precomputed (u from the slot's own
- * Philox word), the largest key wins.  The list phase draws among the unvisited
- * candidates of cur (one atomic min over wrs_list_word()s), the full phase among every
- * unvisited node, four consecutive slots per work-item and draw.  NONE when no slot with
- * weight is free; the same node for any work-group size. */
+ * slot's key is log2(u) / w with the reciprocal weight precomputed, the largest key wins.
+ * The list phase draws among the unvisited candidates of cur, u from the slot's own
+ * Philox word, one atomic min over wrs_list_word()s: the same node for any work-group
+ * size.  The full phase draws among every unvisited node, four consecutive slots at a
+ * time per work-item, u from the work-item's stream (st->stream, common.h: Philox per
+ * slot made this phase issue-bound, 1.10-1.35x the paper's times); each work-item keeps
+ * its best slot and group_least_node() picks the winner in one barrier.  With CT the
+ * winning work-item marks its node in the tabu, knowing the slot (*marked; H100: -2 to
+ * -4 % below 800 cities, +1 to +2 % above; LC and BT find a node's place in one read,
+ * and work-item 0 marks after the selection as before).  NONE when no slot with weight
+ * is free. */
 inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
                         const rng_key_t key, const uint ant, const uint iteration,
-                        const uint step, select_state_t *st)
+                        const uint step, const uint free, select_state_t *st, int *marked)
 {
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
 #if CL > 0
@@ -163,11 +178,12 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
             least = tabu_visited(TABU_ARGS, un, v) ? least : min(least, word);
             list_offer(st, i, v);
         }
+        *marked = 0;
         return list_winner(st, least);
     }
 #endif
-    ulong best = ULONG_MAX;
-    const uint slots = FULL_SLOTS(un);
+    wrs_best_t best = {INFINITY, NONE, 0u};
+    const uint slots = FULL_SLOTS(un, free);
     /* two quads per pass, 4p slots apart, so that eight loads are in flight */
     for (uint i = 4 * lid; i < slots; i += 8 * p) {
         const uint j = i + 4 * p;
@@ -179,14 +195,19 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
         const slot_quad_t a = full_quad(TABU_ARGS, WEIGHT_ARGS, cur, i, slots);
         if (j < slots) {
             const slot_quad_t b = full_quad(TABU_ARGS, WEIGHT_ARGS, cur, j, slots);
-            best = wrs_fold_quad(best, a, ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 2)));
-            best = wrs_fold_quad(best, b, ant_draws(key, ant, iteration, step, FULL_PHASE | (j >> 2)));
+            wrs_fold_quad(&best, a, i, &st->stream);
+            wrs_fold_quad(&best, b, j, &st->stream);
         } else {
-            best = wrs_fold_quad(best, a, ant_draws(key, ant, iteration, step, FULL_PHASE | (i >> 2)));
+            wrs_fold_quad(&best, a, i, &st->stream);
         }
     }
-    const ulong won = group_min_entry(st, best);
-    return won == ULONG_MAX ? NONE : (uint)won;
+    const uint2 won = group_least_node(st, best.least, best.node);
+#if TABU == TABU_CT
+    if (won.y == lid)
+        tabu_mark_at(TABU_ARGS, un, won.x, best.slot, slots);
+#endif
+    *marked = TABU == TABU_CT && won.x != NONE;
+    return won.x;
 }
 #else
 /* The weight of slot i, 0 when it is not free.  The weight is loaded whatever the
@@ -257,11 +278,11 @@ inline float rwm_share(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_li
  * the slots' weights (mmas.py rwm_kept_slots). */
 inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_list,
                         const rng_key_t key, const uint ant, const uint iteration,
-                        const uint step, select_state_t *st)
+                        const uint step, const uint free, select_state_t *st, int *marked)
 {
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
     __local float *sums = (__local float *)st->scratch;
-    const uint count = from_list ? CL : FULL_SLOTS(un);
+    const uint count = from_list ? CL : FULL_SLOTS(un, free);
     __local float *kept = sums + 3 * p + 1;  /* after the chosen node */
     const float s = rwm_share(TABU_ARGS, WEIGHT_ARGS, cur, from_list, count, kept);
     /* inclusive prefix sum, Hillis and Steele over two buffers, over the first `active`
@@ -332,7 +353,9 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
         *chosen = NONE;  /* no slot with weight */
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    return *chosen;
+    const uint node = *chosen;
+    *marked = node != NONE;
+    return node;
 }
 #endif
 
@@ -343,7 +366,7 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
  * instance an ant leaves most clusters this way, and a draw there jumped far: fl1577
  * with 2-opt ended 1.81 % above the optimum with the draw, 0.56 % with the best city
  * (PoCL, 4 seeds, BENCHMARKS.md). */
-inline uint best_next(TABU_DECL, WEIGHT_DECL, const uint cur, select_state_t *st)
+inline uint best_next(TABU_DECL, WEIGHT_DECL, const uint cur, const uint free, select_state_t *st)
 {
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
 #if SELECT == SELECT_RWM
@@ -354,7 +377,7 @@ inline uint best_next(TABU_DECL, WEIGHT_DECL, const uint cur, select_state_t *st
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
     ulong best = ULONG_MAX;
-    const uint slots = FULL_SLOTS(un);
+    const uint slots = FULL_SLOTS(un, free);
     /* a quad of slots per pass, its four weights loaded before any test, as in WRS's
      * full phase, so that no load waits behind a free check */
     for (uint i = 4 * lid; i < slots; i += 4 * p) {
@@ -382,36 +405,33 @@ inline uint best_next(TABU_DECL, WEIGHT_DECL, const uint cur, select_state_t *st
 }
 #endif
 
-/* The next city of an ant at cur: a draw among the unvisited cities of cur's candidate
- * list, then, when it has none, the best unvisited city (FALLBACK_BEST) or a draw among
- * them all; without lists a draw among every unvisited city.  NONE only when no free city
- * has weight.  *marked: whether the city is marked in the tabu already (RWM's draws
- * mark it, WRS's and the best city do not). */
+/* The next city of an ant at cur, `free` cities unvisited: a draw among the unvisited
+ * cities of cur's candidate list, then, when it has none, the best unvisited city
+ * (FALLBACK_BEST) or a draw among them all; without lists a draw among every unvisited
+ * city.  NONE only when no free city has weight.  *marked: whether the city is marked in
+ * the tabu already (RWM's draws mark it before their last barrier, WRS's full-phase draw
+ * with CT after it; the best city and WRS's other draws are not marked). */
 inline uint next_city(TABU_DECL, WEIGHT_DECL, const uint cur, const rng_key_t key,
-                      const uint ant, const uint iteration, const uint step, select_state_t *st,
-                      int *marked)
+                      const uint ant, const uint iteration, const uint step, const uint free,
+                      select_state_t *st, int *marked)
 {
-    uint next;
 #if CL > 0
-    next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 1, key, ant, iteration, step, st);
-    if (next == NONE) {
+    const uint next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 1, key, ant, iteration, step,
+                                  free, st, marked);
+    if (next != NONE)
+        return next;
 #if FALLBACK_BEST
-        *marked = 0;
-        return best_next(TABU_ARGS, WEIGHT_ARGS, cur, st);
-#else
-        next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 0, key, ant, iteration, step, st);
+    *marked = 0;
+    return best_next(TABU_ARGS, WEIGHT_ARGS, cur, free, st);
 #endif
-    }
-#else
-    next = select_next(TABU_ARGS, WEIGHT_ARGS, cur, 0, key, ant, iteration, step, st);
 #endif
-    *marked = SELECT == SELECT_RWM && next != NONE;
-    return next;
+    return select_next(TABU_ARGS, WEIGHT_ARGS, cur, 0, key, ant, iteration, step, free, st, marked);
 }
 
 /* One ant per work-group: a start drawn uniformly, then n-1 steps of next_city(); writes
  * the tour (0-based cities) and its length.  Every work-item learns each chosen node from the
- * selection; work-item 0 marks it, unless the selection did, and writes it out. */
+ * selection; work-item 0 marks it, unless the selection did, and writes it out.  Each
+ * work-item's stream (WRS's full phase) starts from (ant, iteration, work-item). */
 __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
                             __global const float *restrict lw, __global const float *restrict w,
                             const float beta, const float alpha,
@@ -426,6 +446,7 @@ __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
     __global int *tour = tours + (ulong)ant * un;
     tabu_init(TABU_ARGS, un);
     select_state_t st = select_init(scratch);
+    st.stream = ant_stream(key, ant, iteration, lid);
     uint cur = rng_below(ant_draws(key, ant, iteration, 0u, 0xFFFFFFFFu).x, un);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
@@ -434,10 +455,11 @@ __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint step = 1; step < un; step++) {
-        int marked;
-        uint next = next_city(TABU_ARGS, WEIGHT_ARGS, cur, key, ant, iteration, step, &st, &marked);
-        if (marked) {  /* the same for the whole work-group; the selection's barrier
-                        * already put the mark before the next step's reads */
+        int marked;  /* the same for the whole work-group */
+        uint next = next_city(TABU_ARGS, WEIGHT_ARGS, cur, key, ant, iteration, step, un - step,
+                              &st, &marked);
+        if (marked && SELECT == SELECT_RWM) {  /* the selection's barrier already put the
+                                                * mark before the next step's reads */
             if (lid == 0)
                 tour[step] = (int)next;
             cur = next;
@@ -446,7 +468,8 @@ __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
         for (uint i = 0; next == NONE; i++)  /* every weight underflowed: the first free */
             next = tabu_candidate(TABU_ARGS, un, i);
         if (lid == 0) {
-            tabu_mark(TABU_ARGS, un, next);
+            if (!marked)
+                tabu_mark(TABU_ARGS, un, next);
             tour[step] = (int)next;
         }
         cur = next;
@@ -470,13 +493,15 @@ __kernel void aco_select_sample(WEIGHT_DECL, const uint seed_lo, const uint seed
     const rng_key_t key = {seed_lo, seed_hi};
     tabu_init(TABU_ARGS, un);
     select_state_t st = select_init(scratch);
+    st.stream = ant_stream(key, trial, 0u, lid);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0)
         for (int i = 0; i < nvisited; i++)
             tabu_mark(TABU_ARGS, un, (uint)visited[i]);
     barrier(CLK_LOCAL_MEM_FENCE);
     int marked;
-    const uint next = next_city(TABU_ARGS, WEIGHT_ARGS, cur, key, trial, 0u, step, &st, &marked);
+    const uint next = next_city(TABU_ARGS, WEIGHT_ARGS, cur, key, trial, 0u, step,
+                                un - (uint)nvisited, &st, &marked);
     if (lid == 0)
         chosen[trial] = next == NONE ? -1 : (int)next;
 }

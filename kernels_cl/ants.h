@@ -42,8 +42,9 @@ inline float unit_open0(const uint draw)
 }
 
 /* ---- tabu structures (section 4.1, Table 1) --------------------------------------------
- * tabu_length(): entries to scan; tabu_candidate(i): an unvisited node or NONE;
- * tabu_visited(v); tabu_mark(v) by one work-item. */
+ * tabu_candidate(i): an unvisited node or NONE, for i below the entries to scan (LC and
+ * CT: the unvisited count L, which the kernels know from the step, the paper's length();
+ * BT: n); tabu_visited(v); tabu_mark(v) by one work-item. */
 #if TABU == TABU_LC
 /* List compression: unvisited[0..L) the nodes to visit, indices[v] the position of v. */
 #define TABU_DECL __local ushort *unvisited, __local ushort *indices, __local uint *l_count
@@ -57,7 +58,6 @@ inline void tabu_init(TABU_DECL, const uint n)
     if (get_local_id(0) == 0)
         *l_count = n;
 }
-inline uint tabu_length(TABU_DECL, const uint n) { return *l_count; }
 inline uint tabu_candidate(TABU_DECL, const uint n, const uint i) { return unvisited[i]; }
 inline int tabu_visited(TABU_DECL, const uint n, const uint v) { return indices[v] >= *l_count; }
 inline void tabu_mark(TABU_DECL, const uint n, const uint v)
@@ -82,14 +82,13 @@ inline void tabu_init(TABU_DECL, const uint n)
     if (get_local_id(0) == 0)
         *l_count = n;
 }
-inline uint tabu_length(TABU_DECL, const uint n) { return *l_count; }
 inline uint tabu_candidate(TABU_DECL, const uint n, const uint i) { return entries[i]; }
 inline int tabu_visited(TABU_DECL, const uint n, const uint v) { return entries[v] > v; }
-inline void tabu_mark(TABU_DECL, const uint n, const uint v)
+/* Mark v, which sits at entries[i] of the L unvisited: a caller that knows i (aco.cl's
+ * reservoir draw) saves tabu_mark's lookup. */
+inline void tabu_mark_at(TABU_DECL, const uint n, const uint v, const uint i, const uint L)
 {
-    const uint L = *l_count;
-    const uint i = (v < L && entries[v] == v) ? v : entries[v];  /* where v sits */
-    const uint t = entries[L - 1];                                  /* the list's last node */
+    const uint t = entries[L - 1];  /* the list's last node */
     if (i != L - 1) {
         entries[i] = (ushort)t;   /* t moves down into v's place */
         entries[t] = (ushort)i;   /* t >= L - 1: its slot is in the right part now */
@@ -100,6 +99,11 @@ inline void tabu_mark(TABU_DECL, const uint n, const uint v)
         entries[v] = (ushort)n;   /* v's own slot is in the right part: mark it */
     *l_count = L - 1;
 }
+inline void tabu_mark(TABU_DECL, const uint n, const uint v)
+{
+    const uint L = *l_count;
+    tabu_mark_at(TABU_ARGS, n, v, (v < L && entries[v] == v) ? v : entries[v], L);
+}
 #else
 /* Bitmask: bit v set when v is visited; every node is a candidate slot. */
 #define TABU_DECL __local uint *bits
@@ -109,7 +113,6 @@ inline void tabu_init(TABU_DECL, const uint n)
     for (uint i = get_local_id(0); i < (n + 31) / 32; i += get_local_size(0))
         bits[i] = 0u;
 }
-inline uint tabu_length(TABU_DECL, const uint n) { return n; }
 inline int tabu_visited(TABU_DECL, const uint n, const uint v) { return (bits[v >> 5] >> (v & 31)) & 1u; }
 inline uint tabu_candidate(TABU_DECL, const uint n, const uint i)
 {
@@ -124,24 +127,35 @@ inline void tabu_mark(TABU_DECL, const uint n, const uint v) { bits[v >> 5] |= 1
  * slot / 4): a quarter of the Philox work. */
 #define LIST_PHASE 0x80000000u
 #define FULL_PHASE 0u
+#define STREAM_PHASE 0x40000000u
 
-/* A selection's local scratch (aco.cl's RWM: 3p floats and a uint; group_min_entry: two
- * accumulators of two uints, then list_least: two of two uints, then list_winner: CL
- * nodes), the counts of
- * group_min_entry and list_least calls so far, and the work-item's list-phase draw for
- * its first slot; select_init() must be followed by a barrier. */
+/* Work-item lid's own stream for an ant's tour (common.h rng_stream_t), from the Philox
+ * draw (ant, iteration, 0, STREAM_PHASE | lid). */
+inline rng_stream_t ant_stream(const rng_key_t key, const uint ant, const uint iteration,
+                               const uint lid)
+{
+    return ant_draws(key, ant, iteration, 0u, STREAM_PHASE | lid);
+}
+
+/* A selection's local scratch (aco.cl's RWM: 3p floats and a uint; group_min_entry and
+ * group_least_node: two accumulators of two uints, then list_least: two of two uints,
+ * then list_winner: CL nodes, then group_least_node: p nodes), the counts of
+ * group_min_entry (and group_least_node) and list_least calls so far, the work-item's
+ * list-phase draw for its first slot, and its stream (aco.cl sets it: ant_stream());
+ * select_init() must be followed by a barrier. */
 typedef struct {
     __local void *scratch;
     uint calls, list_calls;
     uint4 list_words;   /* the draw of block list_block for slot get_local_id(0) */
     uint list_block;
+    rng_stream_t stream;
 } select_state_t;
 
 inline select_state_t select_init(__local void *scratch)
 {
     if (get_local_id(0) < 8)
         ((__local uint *)scratch)[get_local_id(0)] = ~0u;
-    select_state_t st = {scratch, 0u, 0u, (uint4)(0u), ~0u};
+    select_state_t st = {scratch, 0u, 0u, (uint4)(0u), ~0u, (rng_stream_t)(0u)};
     return st;
 }
 
@@ -233,6 +247,31 @@ inline ulong group_min_entry(select_state_t *st, const ulong entry)
         atomic_min(acc + 1, (uint)entry);
     barrier(CLK_LOCAL_MEM_FENCE);
     return least == ~0u ? ULONG_MAX : ((ulong)least << 32) | acc[1];
+}
+
+/* The node offered with the least value over the work-group (values non-negative floats,
+ * INFINITY offers nothing) and the work-item that offered it, in one barrier instead of
+ * group_min_entry's two: each work-item puts its node in local memory, and one atomic
+ * min takes the value's bits with their low log2(p) bits replaced by the work-item's id
+ * (list_slot_word's trick, work-items for slots).  Values within 2^(log2(p) - 23) of
+ * each other (relative) tie, and the lower work-item takes them.  (NONE, p) when no
+ * work-item offered a value.  Accumulators as group_min_entry's; p a power of two. */
+inline uint2 group_least_node(select_state_t *st, const float value, const uint node)
+{
+    const uint lid = get_local_id(0), p = get_local_size(0), id_mask = p - 1;
+    volatile __local uint *acc = (volatile __local uint *)st->scratch + 2 * (st->calls & 1);
+    volatile __local uint *other = (volatile __local uint *)st->scratch + 2 * (~st->calls & 1);
+    __local uint *nodes = (__local uint *)st->scratch + 8 + CL;
+    st->calls++;
+    if (value < INFINITY) {
+        nodes[lid] = node;
+        atomic_min(acc, (as_uint(value) & ~id_mask) | lid);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint least = acc[0];
+    if (lid == 0)
+        other[0] = other[1] = ~0u;
+    return least == ~0u ? (uint2)(NONE, p) : (uint2)(nodes[least & id_mask], least & id_mask);
 }
 
 #endif

@@ -147,7 +147,7 @@ def test_pheromone_update_matches_a_host_model(rt, store, variant):  # noqa: F81
 
 @pytest.mark.parametrize("source", ["global", "restart"])
 def test_deposit_follows_the_global_or_the_restart_best(rt, source):  # noqa: F811
-    check_trail_update(rt, "matrix", "wrs-bt", source, seed=3)
+    check_trail_update(rt, "matrix", "wrs-bt", source, seed=6)
     check_trail_update(rt, "candidates", "rwm-bt", source, seed=9)
 
 
@@ -344,22 +344,43 @@ def ranks(values):
     return r
 
 
-@pytest.mark.parametrize("cl", [0, 8])
-def test_wrs_tours_do_not_depend_on_the_work_items_per_ant(rt, cl):  # noqa: F811
+def colony_tours(rt, inst, params, seed, iterations=3):  # noqa: F811
+    """Every ant's tour after `iterations` iterations from the identity tour's trails."""
+    ctx, colony = started_colony(rt, inst, params, seed)
+    for it in range(iterations):
+        ctx.timed(colony.iteration(it, ctx.seed))
+    return ant_tours(rt, colony, inst)[0]
+
+
+@pytest.mark.parametrize("variant", ["wrs-ct", "wrs-bt"])
+def test_wrs_list_draws_do_not_depend_on_the_work_items_per_ant(rt, variant):  # noqa: F811
+    """With candidate lists and the best city after them, every draw is Philox's by
+    (ant, iteration, step, slot): the same tours for any work-group size."""
     inst = generate("clustered", 90, seed=4)
-    orders = [list(solve(inst, SPEC, mmas.MmasParams(variant="wrs-ct", cl=cl, ants=12, iterations=6,
-                                                     threads=threads), rt, seed=3).order)
-              for threads in (32, 64, 128)]
-    assert orders[0] == orders[1] == orders[2]
+    tours = [colony_tours(rt, inst, mmas.MmasParams(variant=variant, cl=8, ants=12, threads=t), 3)
+             for t in (32, 64, 128)]
+    assert np.array_equal(tours[0], tours[1]) and np.array_equal(tours[0], tours[2])
+
+
+@pytest.mark.parametrize("variant", mmas.VARIANTS)
+def test_tours_reproduce_for_a_seed_and_change_with_it(rt, variant):  # noqa: F811
+    """Without lists (WRS: each work-item's SFC32 stream), every ant's tour is the same
+    in two runs with one seed and work-group size, and another seed changes them."""
+    inst = generate("clustered", 90, seed=4)
+    params = mmas.MmasParams(variant=variant, cl=0, ants=12, threads=64)
+    first, again, other = (colony_tours(rt, inst, params, seed) for seed in (3, 3, 4))
+    assert np.array_equal(first, again)
+    assert not np.array_equal(first, other)
 
 
 @pytest.mark.parametrize("variant", ["wrs-ct", "rwm-lc"])
 def test_a_candidate_list_longer_than_the_work_group_builds_valid_tours(rt, variant):  # noqa: F811
     """cl 100 at 32 work-items per ant: three list slots a work-item, WRS's offered
-    nodes (100 words of scratch) beyond what 32 work-items' own scratch holds."""
-    assert mmas.scratch_bytes(32, 100) >= 4 * (8 + 100)  # ants.h: 8 words, then the nodes
+    nodes (100 words of scratch) and its full-phase nodes (32) beyond what 32
+    work-items' own scratch holds."""
+    assert mmas.scratch_bytes(32, 100) >= 4 * (8 + 100 + 32)  # ants.h: 8 words, then the nodes
     inst = generate("uniform", 150, seed=6)
-    params = mmas.MmasParams(variant=variant, cl=100, ants=8, threads=32)
+    params = mmas.MmasParams(variant=variant, cl=100, ants=8, threads=32, fallback="draw")
     ctx, colony = started_colony(rt, inst, params, 2)
     for it in range(2):
         ctx.timed(colony.iteration(it, ctx.seed))

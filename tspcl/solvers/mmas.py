@@ -154,9 +154,10 @@ def tabu_bytes(tabu: str, n: int) -> int:
 def scratch_bytes(threads: int, cl: int = 0, kept: int = 0) -> int:
     """Local memory of the selection and the length: per work-item three floats (RWM's
     scan and the shares' sums) or a long (the length), RWM's chosen node and the `kept`
-    slot weights of RWM's draw (aco.cl RWM_KEEP); at least WRS's eight accumulator words
-    and the nodes of its cl list slots (ants.h list_winner)."""
-    return max(12 * threads + 4 + 4 * kept, 4 * (8 + cl))
+    slot weights of RWM's draw (aco.cl RWM_KEEP); at least WRS's eight accumulator words,
+    the nodes of its cl list slots (ants.h list_winner) and a node per work-item (ants.h
+    group_least_node)."""
+    return max(12 * threads + 4 + 4 * kept, 4 * (8 + cl + threads))
 
 
 RWM_SMALL = 1500
