@@ -16,13 +16,14 @@
  *   -D RWM_KEEP=<1|0>                   RWM keeps its slots' weights in local memory
  * The tabus, the draws and the reductions are in ants.h.  Weights are choice_info =
  * tau^alpha * eta^beta (computed once per iteration by mmas_trails); WRS reads their
- * reciprocals instead.  Random numbers are Philox draws
- * keyed by the seed with counter (ant, iteration, step, slot), except in WRS's draws over
- * every unvisited city, which take each work-item's stream (common.h rng_stream_t)
- * started from (ant, iteration, work-item).  Tours reproduce on a device for a given
- * work-group size; they are the same for any size only with SELECT_WRS, candidate lists
- * and FALLBACK_BEST (RWM's float sums and WRS's streams follow the work-group's dealing
- * of the slots).
+ * reciprocals instead.  Random numbers are Philox draws keyed by the seed with counter
+ * (ant, iteration, step, slot) where a draw is per slot (the start, WRS's list phase);
+ * streams (common.h rng_stream_t) started from Philox by (ant, iteration) where numbers
+ * come one after another: WRS's draws over every unvisited city from each work-item's
+ * own stream, RWM's draws from one stream that every work-item of the ant holds alike.
+ * Tours reproduce on a device for a given work-group size; they are the same for any size
+ * only with SELECT_WRS, candidate lists and FALLBACK_BEST (RWM's float sums and WRS's
+ * streams follow the work-group's dealing of the slots).
  */
 #include "ants.h"
 
@@ -135,7 +136,10 @@ typedef struct {
 
 /* best with the quad of slots i.. folded in, each slot drawing the stream's next number.
  * A float compare, not a (key, node) pair's: on equal keys the slot met first stays
- * (fl3795 wrs-ct 49.4 -> 47.9 ms with the pair compare gone, H100). */
+ * (fl3795 wrs-ct 49.4 -> 47.9 ms with the pair compare gone, H100).  Every slot's key is
+ * computed and one test keeps it, no branch around the log: the quad's four draws first
+ * and the key under a free-slot test made wrs-ct 25 % slower on d198 and pcb442, 4 % on
+ * pr1002 (H100, BENCHMARKS.md). */
 inline void wrs_fold_quad(wrs_best_t *best, const slot_quad_t q, const uint i, rng_stream_t *stream)
 {
     for (uint k = 0; k < 4; k++) {
@@ -302,7 +306,10 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
     __local uint *chosen = (__local uint *)(sums + 3 * p);
     const float total = in[active - 1];
     if (total > 0.0f) {
-        const uint draw = ant_draws(key, ant, iteration, step, from_list ? LIST_PHASE : FULL_PHASE).x;
+        /* the same number on every work-item, from the stream they hold alike: Philox's
+         * 10 rounds here, on every work-item in every step, made pr1002 without lists 6 %
+         * slower (1.915 -> 1.804 ms, H100) */
+        const uint draw = stream_next(&st->stream);
         const float r = (float)(draw >> 8) * (1.0f / 16777216.0f) * total;  /* u in [0, 1) */
         /* the first share whose running sum exceeds r, else (rounding) the first that
          * reaches the total, i.e. the last share with weight */
@@ -430,8 +437,9 @@ inline uint next_city(TABU_DECL, WEIGHT_DECL, const uint cur, const rng_key_t ke
 
 /* One ant per work-group: a start drawn uniformly, then n-1 steps of next_city(); writes
  * the tour (0-based cities) and its length.  Every work-item learns each chosen node from the
- * selection; work-item 0 marks it, unless the selection did, and writes it out.  Each
- * work-item's stream (WRS's full phase) starts from (ant, iteration, work-item). */
+ * selection; work-item 0 marks it, unless the selection did, and writes it out.  The
+ * streams start from (ant, iteration, work-item) for WRS and (ant, iteration, 0) on
+ * every work-item for RWM. */
 __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
                             __global const float *restrict lw, __global const float *restrict w,
                             const float beta, const float alpha,
@@ -446,7 +454,7 @@ __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
     __global int *tour = tours + (ulong)ant * un;
     tabu_init(TABU_ARGS, un);
     select_state_t st = select_init(scratch);
-    st.stream = ant_stream(key, ant, iteration, lid);
+    st.stream = ant_stream(key, ant, iteration, SELECT == SELECT_RWM ? 0u : lid);
     uint cur = rng_below(ant_draws(key, ant, iteration, 0u, 0xFFFFFFFFu).x, un);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
@@ -493,7 +501,7 @@ __kernel void aco_select_sample(WEIGHT_DECL, const uint seed_lo, const uint seed
     const rng_key_t key = {seed_lo, seed_hi};
     tabu_init(TABU_ARGS, un);
     select_state_t st = select_init(scratch);
-    st.stream = ant_stream(key, trial, 0u, lid);
+    st.stream = ant_stream(key, trial, 0u, SELECT == SELECT_RWM ? 0u : lid);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0)
         for (int i = 0; i < nvisited; i++)

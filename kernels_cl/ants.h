@@ -129,8 +129,8 @@ inline void tabu_mark(TABU_DECL, const uint n, const uint v) { bits[v >> 5] |= 1
 #define FULL_PHASE 0u
 #define STREAM_PHASE 0x40000000u
 
-/* Work-item lid's own stream for an ant's tour (common.h rng_stream_t), from the Philox
- * draw (ant, iteration, 0, STREAM_PHASE | lid). */
+/* Stream lid of an ant's tour (common.h rng_stream_t), from the Philox draw (ant,
+ * iteration, 0, STREAM_PHASE | lid). */
 inline rng_stream_t ant_stream(const rng_key_t key, const uint ant, const uint iteration,
                                const uint lid)
 {

@@ -28,8 +28,9 @@ inline uint4 rng_block(const rng_key_t key, const uint stream, const uint step, 
  * work-item's id and the data: SFC32 (Doty-Humphrey's small fast chaotic generator:
  * state a, b, c and a counter d) started from a Philox block, so the numbers are still a
  * pure function of the seed and the counters that keyed the block.  About 7 instructions
- * a number against Philox4x32-10's 17 (a quarter of a 10-round block), which is what
- * the hot loop of MMAS's reservoir sampling without candidate lists needed (aco.cl).
+ * a number against Philox4x32-10's 17 (a quarter of a 10-round block) or 70 (a block
+ * for one number): what MMAS's reservoir sampling over every unvisited city and its
+ * roulette wheel's one draw a step needed (aco.cl).
  * The paper's CUDA code draws there from curand's XORWOW per thread; SFC32 is as cheap
  * and passes TestU01's BigCrush and PractRand, far beyond the numbers one work-item
  * draws here (about n^2 / 2p an ant: 2^20 for 18,512 cities at 128 work-items). */
