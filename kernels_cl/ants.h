@@ -1,7 +1,8 @@
 /* Pieces shared by the ant colonies' construction kernels, kernels_cl/aco.cl (MAX-MIN Ant
  * System, Skinderowicz 2020) and kernels_cl/acs.cl (Ant Colony System, Skinderowicz
  * 2016): one work-group per ant, its tabu in local memory, Philox draws keyed by (ant,
- * iteration, step, slot), and the work-group minimum reductions that pick a next node.
+ * iteration, step, slot) and streams started from Philox by (ant, iteration, stream),
+ * and the work-group minimum reductions that pick a next node.
  *   -D TABU=<TABU_LC|TABU_CT|TABU_BT>   list compression, compact tabu, bitmask
  *                                       (Skinderowicz 2020, section 4.1, Table 1)
  *   -D CL=<cl>                          candidate list length (0: none)
@@ -121,12 +122,10 @@ inline uint tabu_candidate(TABU_DECL, const uint n, const uint i)
 inline void tabu_mark(TABU_DECL, const uint n, const uint v) { bits[v >> 5] |= 1u << (v & 31); }
 #endif
 
-/* The Philox draws of a slot: counter (ant, iteration, step, phase | slot); list_draw()
- * takes the four words of a draw for four steps (counter step / 4, the words kept between
- * steps), and aco.cl's WRS full phase the four words of a draw for four slots (counter
- * slot / 4): a quarter of the Philox work. */
+/* The Philox draws of a list slot: counter (ant, iteration, step / 4, LIST_PHASE | slot),
+ * list_draw() taking its four words for four steps (kept between steps): a quarter of
+ * the Philox work.  The streams' starts: (ant, iteration, 0, STREAM_PHASE | stream). */
 #define LIST_PHASE 0x80000000u
-#define FULL_PHASE 0u
 #define STREAM_PHASE 0x40000000u
 
 /* Stream lid of an ant's tour (common.h rng_stream_t), from the Philox draw (ant,
