@@ -435,11 +435,16 @@ inline uint next_city(TABU_DECL, WEIGHT_DECL, const uint cur, const rng_key_t ke
     return select_next(TABU_ARGS, WEIGHT_ARGS, cur, 0, key, ant, iteration, step, free, st, marked);
 }
 
+/* The work-item's stream for an ant's selections: its own for WRS (stream lid), one that
+ * every work-item of the ant holds alike for RWM (stream 0). */
+inline rng_stream_t selection_stream(const rng_key_t key, const uint ant, const uint iteration)
+{
+    return ant_stream(key, ant, iteration, SELECT == SELECT_RWM ? 0u : get_local_id(0));
+}
+
 /* One ant per work-group: a start drawn uniformly, then n-1 steps of next_city(); writes
  * the tour (0-based cities) and its length.  Every work-item learns each chosen node from the
- * selection; work-item 0 marks it, unless the selection did, and writes it out.  The
- * streams start from (ant, iteration, work-item) for WRS and (ant, iteration, 0) on
- * every work-item for RWM. */
+ * selection; work-item 0 marks it, unless the selection did, and writes it out. */
 __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
                             __global const float *restrict lw, __global const float *restrict w,
                             const float beta, const float alpha,
@@ -454,7 +459,7 @@ __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
     __global int *tour = tours + (ulong)ant * un;
     tabu_init(TABU_ARGS, un);
     select_state_t st = select_init(scratch);
-    st.stream = ant_stream(key, ant, iteration, SELECT == SELECT_RWM ? 0u : lid);
+    st.stream = selection_stream(key, ant, iteration);
     uint cur = rng_below(ant_draws(key, ant, iteration, 0u, 0xFFFFFFFFu).x, un);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
@@ -501,7 +506,7 @@ __kernel void aco_select_sample(WEIGHT_DECL, const uint seed_lo, const uint seed
     const rng_key_t key = {seed_lo, seed_hi};
     tabu_init(TABU_ARGS, un);
     select_state_t st = select_init(scratch);
-    st.stream = ant_stream(key, trial, 0u, SELECT == SELECT_RWM ? 0u : lid);
+    st.stream = selection_stream(key, trial, 0u);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0)
         for (int i = 0; i < nvisited; i++)

@@ -158,6 +158,28 @@ inline select_state_t select_init(__local void *scratch)
     return st;
 }
 
+/* A reduction's accumulators: two pairs of uints from word `base` of the scratch, taken
+ * in turn by its calls (*calls counts them).  A call uses `acc` and resets `other` after
+ * its first barrier (reset_other()), when every work-item has read it last, so the next
+ * call finds it reset. */
+typedef struct {
+    volatile __local uint *acc, *other;
+} acc_pair_t;
+
+inline acc_pair_t next_accumulators(const select_state_t *st, const uint base, uint *calls)
+{
+    volatile __local uint *pairs = (volatile __local uint *)st->scratch + base;
+    const acc_pair_t a = {pairs + 2 * (*calls & 1), pairs + 2 * (~*calls & 1)};
+    (*calls)++;
+    return a;
+}
+
+inline void reset_other(const acc_pair_t a)
+{
+    if (get_local_id(0) == 0)
+        a.other[0] = a.other[1] = ~0u;
+}
+
 inline uint word_of(const uint4 w, const uint k)
 {
     return k == 0 ? w.x : k == 1 ? w.y : k == 2 ? w.z : w.w;
@@ -196,17 +218,14 @@ inline uint list_slot_word(const float value, const uint slot)
  * selection right after a list one finds its own accumulators reset. */
 inline uint2 list_least(select_state_t *st, const uint a, const uint b)
 {
-    volatile __local uint *lists = (volatile __local uint *)st->scratch + 4;
-    volatile __local uint *acc = lists + 2 * (st->list_calls & 1), *other = lists + 2 * (~st->list_calls & 1);
-    st->list_calls++;
+    const acc_pair_t pair = next_accumulators(st, 4, &st->list_calls);
     if (a != ~0u)
-        atomic_min(acc, a);
+        atomic_min(pair.acc, a);
     if (b != ~0u)
-        atomic_min(acc + 1, b);
+        atomic_min(pair.acc + 1, b);
     barrier(CLK_LOCAL_MEM_FENCE);
-    const uint2 least = (uint2)(acc[0], acc[1]);
-    if (get_local_id(0) == 0)
-        other[0] = other[1] = ~0u;
+    const uint2 least = (uint2)(pair.acc[0], pair.acc[1]);
+    reset_other(pair);
     return least;
 }
 
@@ -232,20 +251,17 @@ inline uint list_winner(select_state_t *st, const uint word)
  * barriers, after every work-item has read it last. */
 inline ulong group_min_entry(select_state_t *st, const ulong entry)
 {
-    volatile __local uint *acc = (volatile __local uint *)st->scratch + 2 * (st->calls & 1);
-    volatile __local uint *other = (volatile __local uint *)st->scratch + 2 * (~st->calls & 1);
-    st->calls++;
+    const acc_pair_t pair = next_accumulators(st, 0, &st->calls);
     const uint high = (uint)(entry >> 32);
     if (entry != ULONG_MAX)
-        atomic_min(acc, high);
+        atomic_min(pair.acc, high);
     barrier(CLK_LOCAL_MEM_FENCE);
-    const uint least = acc[0];
-    if (get_local_id(0) == 0)
-        other[0] = other[1] = ~0u;
+    const uint least = pair.acc[0];
+    reset_other(pair);
     if (entry != ULONG_MAX && high == least)
-        atomic_min(acc + 1, (uint)entry);
+        atomic_min(pair.acc + 1, (uint)entry);
     barrier(CLK_LOCAL_MEM_FENCE);
-    return least == ~0u ? ULONG_MAX : ((ulong)least << 32) | acc[1];
+    return least == ~0u ? ULONG_MAX : ((ulong)least << 32) | pair.acc[1];
 }
 
 /* The node offered with the least value over the work-group (values non-negative floats,
@@ -258,18 +274,15 @@ inline ulong group_min_entry(select_state_t *st, const ulong entry)
 inline uint2 group_least_node(select_state_t *st, const float value, const uint node)
 {
     const uint lid = get_local_id(0), p = get_local_size(0), id_mask = p - 1;
-    volatile __local uint *acc = (volatile __local uint *)st->scratch + 2 * (st->calls & 1);
-    volatile __local uint *other = (volatile __local uint *)st->scratch + 2 * (~st->calls & 1);
+    const acc_pair_t pair = next_accumulators(st, 0, &st->calls);
     __local uint *nodes = (__local uint *)st->scratch + 8 + CL;
-    st->calls++;
     if (value < INFINITY) {
         nodes[lid] = node;
-        atomic_min(acc, (as_uint(value) & ~id_mask) | lid);
+        atomic_min(pair.acc, (as_uint(value) & ~id_mask) | lid);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const uint least = acc[0];
-    if (lid == 0)
-        other[0] = other[1] = ~0u;
+    const uint least = pair.acc[0];
+    reset_other(pair);
     return least == ~0u ? (uint2)(NONE, p) : (uint2)(nodes[least & id_mask], least & id_mask);
 }
 
