@@ -22,14 +22,22 @@
  * is 2-opt optimal within the lists and the rule above (Bentley's bits alone would miss
  * the moves that a change elsewhere opened).
  *
+ * With BEST_MOVE (the paper's round, section 5.7: "if any group succeeds, the
+ * improvement is applied ... by all groups"), only the chunk's best move is applied (the
+ * largest gain, ties to the lower key); the other cities that found a move go back to
+ * the queue's head in their order, to look again first, and every queueing of all cities
+ * is in tour order, so the search works along the tour as the authors' code does, whose
+ * warps take the first cities with clear bits from the tour's start each round.
+ *
  * Build with -D M=<candidates> -D SPLIT=<work-items per city, a power of two dividing
  * the work-group size> -D LOCAL_TOUR=<1: the tour, its positions and the queue live in
- * local memory as 16-bit cities (n < 65536 and 6n bytes to spare), 0: in global memory>.
+ * local memory as 16-bit cities (n < 65536 and 6n bytes to spare), 0: in global memory>
+ * -D BEST_MOVE=<1: the chunk's best move a round, 0: every still-valid one>.
  */
 #include "tour.h"
 
-#if !defined(M) || !defined(SPLIT) || !defined(LOCAL_TOUR)
-#error "build with -D M=<candidates per city> -D SPLIT=<work-items per city> -D LOCAL_TOUR=<0|1>"
+#if !defined(M) || !defined(SPLIT) || !defined(LOCAL_TOUR) || !defined(BEST_MOVE)
+#error "build with -D M=<candidates per city> -D SPLIT=<work-items per city> -D LOCAL_TOUR=<0|1> -D BEST_MOVE=<0|1>"
 #endif
 
 #if LOCAL_TOUR
@@ -60,6 +68,17 @@ inline void enqueue(TOUR_SPACE city_t *queue, __local uint *queued, __local int 
     *tail_count += 1;
 }
 
+/* Put city c back at the head (one work-item at a time; c was taken this round, so it
+ * is not queued and the queue has its place). */
+inline void requeue_front(TOUR_SPACE city_t *queue, __local uint *queued, __local int *head,
+                          __local int *count, const int n, const int c)
+{
+    queued[c >> 5] |= 1u << (c & 31);
+    *head = *head == 0 ? n - 1 : *head - 1;
+    queue[*head] = (city_t)c;
+    *count += 1;
+}
+
 /* The lowest slot above `after` whose bit is set, -1 when none (the same for every
  * work-item: one flat loop over a chunk's moves, which PoCL 5 builds). */
 inline int next_slot(__local const uint *bits, const int words, const int after)
@@ -72,11 +91,24 @@ inline int next_slot(__local const uint *bits, const int words, const int after)
     return -1;
 }
 
-/* Every city queued, in index order. */
-inline void queue_all(TOUR_SPACE city_t *queue, __local uint *queued, const int n)
+/* The found slot of the largest gain, ties to the lower key; -1 when none. */
+inline int best_slot(__local const uint *found, const int words, __local const long *r_gain,
+                     __local const int *r_key)
+{
+    int keep = -1;
+    for (int s = next_slot(found, words, -1); s >= 0; s = next_slot(found, words, s))
+        if (keep < 0 || r_gain[s * SPLIT] > r_gain[keep * SPLIT] ||
+            (r_gain[s * SPLIT] == r_gain[keep * SPLIT] && r_key[s * SPLIT] < r_key[keep * SPLIT]))
+            keep = s;
+    return keep;
+}
+
+/* Every city queued: in tour order with BEST_MOVE, else in index order. */
+inline void queue_all(TOUR_SPACE city_t *queue, __local uint *queued, TOUR_SPACE const city_t *tour,
+                      const int n)
 {
     for (int k = get_local_id(0); k < n; k += get_local_size(0))
-        queue[k] = (city_t)k;
+        queue[k] = BEST_MOVE ? tour[k] : (city_t)k;
     for (int w = get_local_id(0); w < (n + 31) / 32; w += get_local_size(0))
         queued[w] = ~0u;
 }
@@ -104,7 +136,7 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
 #endif
     for (int k = lid; k < n; k += p)
         pos[tour[k]] = (city_t)k;
-    queue_all(queue, queued, n);
+    queue_all(queue, queued, tour, n);
     for (int w = lid; w < words; w += p)
         found[w] = 0u;
     if (lid == 0) {
@@ -177,7 +209,19 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
         if (lane == 0 && r_gain[lid] > 0)
             atomic_or(&found[slot >> 5], 1u << (slot & 31));
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int s = next_slot(found, words, -1); s >= 0; s = next_slot(found, words, s)) {
+#if BEST_MOVE
+        /* the paper's round: the chunk's best move alone (every work-item finds the same);
+         * the other cities that found one back to the queue's head, in order */
+        const int first = best_slot(found, words, r_gain, r_key);
+        if (lid == 0)
+            for (int s = take - 1; s >= 0; s--)
+                if (s != first && ((found[s >> 5] >> (s & 31)) & 1u))
+                    requeue_front(queue, queued, &l_head, &l_count, n, r_key[s * SPLIT] / (2 * M));
+        barrier(TOUR_FENCE);
+#else
+        const int first = next_slot(found, words, -1);  /* then every later one */
+#endif
+        for (int s = first; s >= 0; s = BEST_MOVE ? -1 : next_slot(found, words, s)) {
             if (lid == 0) {  /* l_move: still valid, the path from .. to to reverse, the city */
                 const int k = r_key[s * SPLIT];
                 const int4 e = r_ends[s * SPLIT + ((k >> 1) % M) % SPLIT];  /* its lane's */
@@ -221,7 +265,7 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
         const int dry = l_count == 0, moved = l_moved;
         barrier(TOUR_FENCE);  /* all have read them */
         if (dry && moved)
-            queue_all(queue, queued, n);
+            queue_all(queue, queued, tour, n);
         if (dry && lid == 0) {
             l_done = !moved;
             l_head = 0;

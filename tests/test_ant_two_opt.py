@@ -4,7 +4,8 @@ improving 2-opt move left within the candidate lists (Bentley's rule: the new ed
 shorter than the one it replaces at the city that looks); the tour in local memory and in
 global memory give the same tours; and the tours are exactly those of a plain host
 version of the same search (queue, chunks, each city's best move, moves applied in
-order when their edges are still there)."""
+order when their edges are still there; or, with moves="best", only the chunk's best
+move, the others' cities back at the queue's head, all cities queued in tour order)."""
 
 from __future__ import annotations
 
@@ -53,8 +54,12 @@ def assert_2opt_optimal(rt, inst, params, seed):  # noqa: F811
 @pytest.mark.parametrize("params", [AntTwoOptParams(neighbors=10, threads=32, split=1),
                                     AntTwoOptParams(neighbors=10, threads=128, split=8),
                                     AntTwoOptParams(neighbors=7, threads=64, split=32, memory="global"),
-                                    AntTwoOptParams(neighbors=32, threads=32, split=4, memory="global")],
-                         ids=["split1", "split8", "split32-global", "split4-global"])
+                                    AntTwoOptParams(neighbors=32, threads=32, split=4, memory="global"),
+                                    AntTwoOptParams(neighbors=10, threads=128, split=4, moves="best"),
+                                    AntTwoOptParams(neighbors=7, threads=64, split=8, memory="global",
+                                                    moves="best")],
+                         ids=["split1", "split8", "split32-global", "split4-global", "split4-best",
+                              "split8-global-best"])
 def test_random_tours_become_2opt_optimal_within_the_lists(rt, params):  # noqa: F811
     assert_2opt_optimal(rt, generate("uniform", 250, seed=1), params, seed=2)
 
@@ -84,7 +89,7 @@ def test_tiny_tours(rt, n):  # noqa: F811
             assert improving_2opt(inst, t, cand, bentley=True) == []
 
 
-def host_two_opt(inst, start, cand, cand_dist, per_chunk: int) -> list:
+def host_two_opt(inst, start, cand, cand_dist, per_chunk: int, best_move: bool) -> list:
     """The kernel's search, one step at a time on the host (see kernels_cl/ant2opt.cl)."""
     n, m, d = len(start), cand.shape[1], inst.dist
     tour = [int(c) for c in start]
@@ -93,7 +98,11 @@ def host_two_opt(inst, start, cand, cand_dist, per_chunk: int) -> list:
         pos[c] = k
     if n < 5:
         return tour
-    queue, queued, moved = deque(range(n)), [True] * n, False
+
+    def all_cities():
+        return deque(tour if best_move else range(n)), [True] * n, False
+
+    queue, queued, moved = all_cities()
 
     def push(c):
         if not queued[c]:
@@ -124,8 +133,15 @@ def host_two_opt(inst, start, cand, cand_dist, per_chunk: int) -> list:
                     if g > best[0]:
                         best = (g, (a * m + s) * 2 + 1, (pred_a, a, pred_c, c))
             if best[0] > 0:
-                moves.append((a, best[2]))
-        for a, (x1, x2, y1, y2) in moves:
+                moves.append((a, best))
+        if best_move and moves:
+            keep = max(moves, key=lambda m: (m[1][0], -m[1][1]))
+            for a, _ in reversed(moves):
+                if a != keep[0]:
+                    queued[a] = True
+                    queue.appendleft(a)
+            moves = [keep]
+        for a, (_, _, (x1, x2, y1, y2)) in moves:
             p1, p2, q1, q2 = pos[x1], pos[x2], pos[y1], pos[y2]
             ahead = p2 == (p1 + 1) % n and q2 == (q1 + 1) % n
             behind = p1 == (p2 + 1) % n and q1 == (q2 + 1) % n
@@ -146,13 +162,17 @@ def host_two_opt(inst, start, cand, cand_dist, per_chunk: int) -> list:
         if not queue:
             if not moved:
                 return tour
-            queue, queued, moved = deque(range(n)), [True] * n, False
+            queue, queued, moved = all_cities()
 
 
 @pytest.mark.parametrize("params", [AntTwoOptParams(neighbors=8, threads=32, split=1),
                                     AntTwoOptParams(neighbors=10, threads=64, split=4),
-                                    AntTwoOptParams(neighbors=6, threads=32, split=8, memory="global")],
-                         ids=["32x1", "64x4", "32x8-global"])
+                                    AntTwoOptParams(neighbors=6, threads=32, split=8, memory="global"),
+                                    AntTwoOptParams(neighbors=8, threads=32, split=1, moves="best"),
+                                    AntTwoOptParams(neighbors=10, threads=64, split=4, moves="best"),
+                                    AntTwoOptParams(neighbors=6, threads=64, split=8, memory="global",
+                                                    moves="best")],
+                         ids=["32x1", "64x4", "32x8-global", "32x1-best", "64x4-best", "64x8-global-best"])
 def test_tours_are_the_host_versions(rt, params):  # noqa: F811
     for k, inst in enumerate([generate("uniform", 120, seed=3), generate("clustered", 90, seed=4)]):
         start = random_tours(inst.n, 10 + k)
@@ -161,4 +181,5 @@ def test_tours_are_the_host_versions(rt, params):  # noqa: F811
         tours, _, _ = improve(rt, inst, start, params)
         cand, cand_dist = ctx.candidates(CandidateParams("knn", params.neighbors)).host(rt)
         for t, s in zip(tours, start):
-            assert list(t) == host_two_opt(inst, s, cand, cand_dist, search.group // search.split)
+            assert list(t) == host_two_opt(inst, s, cand, cand_dist, search.group // search.split,
+                                           params.moves == "best")

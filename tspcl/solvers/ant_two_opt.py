@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from ..neighbors import CandidateParams
 from .base import SolveContext
 
+MOVES = ("chunk", "best")
+
 
 @dataclass(frozen=True)
 class AntTwoOptParams:
@@ -23,16 +25,22 @@ class AntTwoOptParams:
     32), so the group looks at threads / split cities at a time (128 and 4 were the
     fastest pair on the H100 for pr1002 and fl3795 with 800 ants, BENCHMARKS.md);
     memory: 'auto' keeps the tour in local memory when it fits, 'global' never does
-    (the large-n path, forced to test it on small instances)."""
+    (the large-n path, forced to test it on small instances); moves: 'chunk' applies
+    every move of a chunk of cities whose edges are still in the tour, 'best' only the
+    chunk's best, as the paper's round does (section 5.7), the cities taken in tour
+    order."""
 
     neighbors: int = 32
     threads: int = 128
     split: int = 4
     memory: str = "auto"
+    moves: str = "chunk"
 
     def __post_init__(self):
         if self.memory not in ("auto", "global"):
             raise ValueError(f"memory must be auto or global (got {self.memory!r})")
+        if self.moves not in MOVES:
+            raise ValueError(f"moves must be one of {', '.join(MOVES)} (got {self.moves!r})")
 
 
 def local_args(n: int, threads: int, split: int, local_tour: bool) -> list[int]:
@@ -57,7 +65,7 @@ class AntTwoOpt:
         m = min(p.neighbors, n - 1)
         self.local_tour = (p.memory == "auto" and n < 2**16
                            and local_bytes(n, p.threads, p.split, True) <= rt.limits.local_mem)
-        self.split = p.split
+        self.split, self.best_move = p.split, p.moves == "best"
         self.kernel = self._build(ctx, m)
         self.group = rt.work_group_size(self.kernel, p.threads)
         if self.group < self.split:  # a device that runs fewer work-items per ant
@@ -69,7 +77,7 @@ class AntTwoOpt:
 
     def _build(self, ctx: SolveContext, m: int):
         return ctx.dinst.kernel("ant2opt", "ant_two_opt", M=m, SPLIT=self.split,
-                                LOCAL_TOUR=int(self.local_tour))
+                                LOCAL_TOUR=int(self.local_tour), BEST_MOVE=int(self.best_move))
 
     def enqueue(self, tours, lengths):
         """Improve the ants' tours in place; their lengths go to `lengths`."""

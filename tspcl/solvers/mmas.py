@@ -60,7 +60,9 @@ class MmasParams:
     'matrix' (n x n pheromone, the paper's) or 'candidates' (beyond the paper: the cl
     candidate edges of each city only, O(n cl) memory, other edges at tau_min); ls:
     'none' or '2opt' on every ant's tour (section 5.7) over `ls_neighbors` nearest
-    cities with don't-look bits; threads: work-items per ant (0: the rule in
+    cities with don't-look bits, applying every move of a chunk of cities whose edges are
+    still in the tour (`ls_moves` 'chunk') or only the chunk's best (the paper's round,
+    'best'); threads: work-items per ant (0: the rule in
     :func:`ant_group_size`); batch: iterations between status reads."""
 
     variant: str = "wrs-bt"
@@ -77,6 +79,7 @@ class MmasParams:
     store: str = "matrix"
     ls: str = "none"
     ls_neighbors: int = 32
+    ls_moves: str = "chunk"
     threads: int = 0
     batch: int = 10
 
@@ -109,6 +112,8 @@ class MmasParams:
             raise UsageError(f"ls must be none or 2opt for mmas (got {self.ls!r})")
         if self.ls_neighbors < 1:
             raise UsageError(f"ls_neighbors must be at least 1 (got {self.ls_neighbors})")
+        if self.ls_moves not in ant_two_opt.MOVES:
+            raise UsageError(f"ls_moves must be one of {', '.join(ant_two_opt.MOVES)} (got {self.ls_moves!r})")
         if self.threads and (self.threads < 32 or self.threads & (self.threads - 1)):
             raise UsageError(f"threads must be 0 or a power of two of at least 32 (got {self.threads})")
         if self.batch < 1:
@@ -253,7 +258,7 @@ class DeviceColony:
         self.best_group = rt.work_group_size(self.k["mmas_best"], 256)
         self.ls = None
         if p.ls == "2opt":
-            self.ls = AntTwoOpt(ctx, self.ants, ls or AntTwoOptParams(neighbors=p.ls_neighbors))
+            self.ls = AntTwoOpt(ctx, self.ants, ls or AntTwoOptParams(neighbors=p.ls_neighbors, moves=p.ls_moves))
 
     def start(self, nn_length: int) -> list:
         """Limits from the NN tour, every trail at tau_max, the heuristic matrix."""
