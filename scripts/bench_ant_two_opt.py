@@ -1,9 +1,9 @@
 """Time the ants' 2-opt per iteration inside MMAS (the paper's Table 9 setting).
 
     python scripts/bench_ant_two_opt.py INSTANCE... [--iterations 30] [--ants 800]
-        [--threads 128] [--split 8] [--memory auto] [--device gpu]
+        [--threads 128] [--split 8] [--memory auto] [--moves chunk best] [--device gpu]
 
-For each instance and each (--threads, --split) pair: MMAS-RWM-BT with candidate lists
+For each instance and each (--threads, --split, --moves): MMAS-RWM-BT with candidate lists
 of 32, rho 0.9 and 2-opt on every ant (section 5.7), --iterations iterations, every
 kernel timed with OpenCL profiling events.  The 2-opt's work falls as the colony
 converges, so the table gives its ms in iteration 0, the median over iterations 1-10
@@ -23,7 +23,7 @@ from tspcl.device import Runtime  # noqa: E402
 from tspcl.device_instance import DeviceInstance  # noqa: E402
 from tspcl.solvers import SolveContext  # noqa: E402
 from tspcl.solvers import mmas  # noqa: E402
-from tspcl.solvers.ant_two_opt import AntTwoOptParams  # noqa: E402
+from tspcl.solvers.ant_two_opt import MOVES, AntTwoOptParams  # noqa: E402
 from tspcl.solvers.construct import NearestNeighborParams, run_nn  # noqa: E402
 from tspcl.tsplib import read_problem  # noqa: E402
 
@@ -56,23 +56,24 @@ def main() -> int:
     ap.add_argument("--threads", nargs="+", type=int, default=[AntTwoOptParams.threads])
     ap.add_argument("--split", nargs="+", type=int, default=[AntTwoOptParams.split])
     ap.add_argument("--memory", default="auto", choices=["auto", "global"])
+    ap.add_argument("--moves", nargs="+", default=[AntTwoOptParams.moves], choices=MOVES)
     ap.add_argument("--device", default="auto")
     args = ap.parse_args()
     if args.iterations < 12:
         ap.error("--iterations must be at least 12 (iteration 0, 1-10 and the last ten)")
     rt = Runtime.from_spec(args.device)
     print(f"device {rt.name}", file=sys.stderr)
-    print("| instance | ants | threads | split | tour in | 2-opt ms it 0 | it 1-10 | last 10 | "
+    print("| instance | ants | threads | split | moves | tour in | 2-opt ms it 0 | it 1-10 | last 10 | "
           "construction ms | iteration ms | best after |")
-    print("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for path in args.instances:
         inst = read_problem(path)
         for threads in args.threads:
-            for split in args.split:
-                ls = AntTwoOptParams(threads=threads, split=split, memory=args.memory)
+            for split, moves in ((s, m) for s in args.split for m in args.moves):
+                ls = AntTwoOptParams(threads=threads, split=split, memory=args.memory, moves=moves)
                 rows, best, group, local = run(rt, inst, args.ants, args.iterations, ls)
                 two = [r[1] for r in rows]
-                print(f"| {inst.name} | {args.ants} | {group} | {split} | {'local' if local else 'global'} | "
+                print(f"| {inst.name} | {args.ants} | {group} | {split} | {moves} | {'local' if local else 'global'} | "
                       f"{two[0]:.2f} | {statistics.median(two[1:11]):.2f} | "
                       f"{statistics.median(two[-10:]):.2f} | {statistics.median(r[0] for r in rows):.3f} | "
                       f"{statistics.median(r[2] for r in rows[-10:]):.2f} | {best} ({args.iterations} it) |",

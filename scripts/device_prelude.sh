@@ -3,7 +3,8 @@
 # $OUT and defines `step`, which logs a timestamped heading to $OUT/$1.log, and
 # `run_suite NAME TIMEOUT`, which runs scripts/suites/NAME.toml on the GPU (SUITE_SEEDS,
 # e.g. "1, 2, 3", replaces its seeds, to split a suite over calls) and copies its
-# results.md and results.json to $OUT/NAME.md and .json.
+# results.md and results.json to $OUT/NAME.md and .json; GPUS=k splits the suite over k
+# GPUs (scripts/split_suite.py), part i's files as $OUT/NAME.part<i>.*.
 . .whl/setup-device.sh || exit 1
 export TSPCL_SHARED_INSTANCES=$PWD/.bench/instances
 OUT=${OUT:-/tmp/tspcl-out}
@@ -15,6 +16,20 @@ run_suite() {
   step "suite $suite"
   if [ -n "${SUITE_SEEDS-}" ]; then
     sed "s/^seeds = .*/seeds = [$SUITE_SEEDS]/" "$spec" > "/tmp/$suite.toml" && spec=/tmp/$suite.toml
+  fi
+  if [ "${GPUS:-1}" -gt 1 ]; then   # one part per GPU (scripts/split_suite.py)
+    python3 scripts/split_suite.py "$spec" "$GPUS" "/tmp/$suite-parts"
+    for i in $(seq 0 $((GPUS - 1))); do
+      CUDA_VISIBLE_DEVICES=$i timeout "$2" python3 scripts/bench.py "/tmp/$suite-parts/part$i.toml" \
+          --device gpu --out "/tmp/$suite-$i" > "$OUT/$suite.part$i.progress.log" 2>&1 &
+    done
+    wait
+    for i in $(seq 0 $((GPUS - 1))); do
+      tail -1 "$OUT/$suite.part$i.progress.log" | tee -a "$LOG"
+      cp "/tmp/$suite-$i/results.md" "$OUT/$suite.part$i.md" 2>/dev/null
+      cp "/tmp/$suite-$i/results.json" "$OUT/$suite.part$i.json" 2>/dev/null
+    done
+    return
   fi
   timeout "$2" python3 scripts/bench.py "$spec" --device gpu --out "/tmp/$suite" \
       > "$OUT/$suite.progress.log" 2>&1; tail -2 "$OUT/$suite.progress.log" | tee -a "$LOG"

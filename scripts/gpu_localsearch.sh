@@ -20,18 +20,6 @@ if [ "${PASSES:-1}" = 1 ]; then
       --device gpu cpu --repeats 10 2>&1 | tee -a "$LOG"
 fi
 for suite in ${SUITES-ls ils}; do
-  step "suite $suite"
-  if [ "${GPUS:-1}" -gt 1 ]; then   # one part per GPU (scripts/split_suite.py)
-    python3 scripts/split_suite.py scripts/suites/$suite.toml "$GPUS" /tmp/$suite-parts
-    for i in $(seq 0 $((GPUS - 1))); do
-      CUDA_VISIBLE_DEVICES=$i timeout ${SUITE_TIMEOUT:-280} python3 scripts/bench.py \
-          /tmp/$suite-parts/part$i.toml --device gpu --out /tmp/$suite-$i > "$OUT/$suite.part$i.progress.log" 2>&1 &
-    done
-    wait
-    tail -qn 1 "$OUT"/$suite.part*.progress.log | tee -a "$LOG"
-  else
-    timeout ${SUITE_TIMEOUT:-280} python3 scripts/bench.py scripts/suites/$suite.toml --device gpu --out /tmp/$suite > "$OUT/$suite.progress.log" 2>&1; tail -2 "$OUT/$suite.progress.log" | tee -a "$LOG"
-    cp /tmp/$suite/results.md "$OUT/$suite.md" 2>/dev/null
-  fi
+  run_suite "$suite" "${SUITE_TIMEOUT:-280}"
 done
 step done
