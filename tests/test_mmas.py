@@ -63,11 +63,11 @@ def test_every_variant_builds_valid_tours_with_exact_lengths(rt, variant, cl):  
         assert lengths[status[mmas.M_ITER_ANT]] == lengths.min()
 
 
-@pytest.mark.parametrize("neighbors", [32, 5])
-def test_the_ants_2opt_leaves_no_improving_move_within_the_neighbours(rt, neighbors):  # noqa: F811
+@pytest.mark.parametrize("neighbors,moves", [(32, "best"), (5, "best"), (5, "chunk")])
+def test_the_ants_2opt_leaves_no_improving_move_within_the_neighbours(rt, neighbors, moves):  # noqa: F811
     inst = generate("clustered", 90, seed=6)
     ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=5)
-    colony = mmas.DeviceColony(ctx, mmas.MmasParams(ls="2opt", ls_neighbors=neighbors, ants=6))
+    colony = mmas.DeviceColony(ctx, mmas.MmasParams(ls="2opt", ls_neighbors=neighbors, ls_moves=moves, ants=6))
     ctx.timed(colony.start(inst.tour_length(np.arange(inst.n))))
     cand = build_candidates(DeviceInstance(rt, inst), CandidateParams("knn", neighbors)).host(rt)[0]
     for it in range(2):

@@ -60,9 +60,10 @@ class MmasParams:
     'matrix' (n x n pheromone, the paper's) or 'candidates' (beyond the paper: the cl
     candidate edges of each city only, O(n cl) memory, other edges at tau_min); ls:
     'none' or '2opt' on every ant's tour (section 5.7) over `ls_neighbors` nearest
-    cities with don't-look bits, applying every move of a chunk of cities whose edges are
-    still in the tour (`ls_moves` 'chunk') or only the chunk's best (the paper's round,
-    'best'); threads: work-items per ant (0: the rule in
+    cities with don't-look bits, applying only the best move of each chunk of cities
+    (`ls_moves` 'best', the paper's round: Table 9's gaps, BENCHMARKS.md) or every one
+    whose edges are still in the tour ('chunk': 30-50 % less time a 2-opt, poorer local
+    optima); threads: work-items per ant (0: the rule in
     :func:`ant_group_size`); batch: iterations between status reads."""
 
     variant: str = "wrs-bt"
@@ -79,7 +80,7 @@ class MmasParams:
     store: str = "matrix"
     ls: str = "none"
     ls_neighbors: int = 32
-    ls_moves: str = "chunk"
+    ls_moves: str = "best"
     threads: int = 0
     batch: int = 10
 
