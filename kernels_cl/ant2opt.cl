@@ -91,6 +91,17 @@ inline int next_slot(__local const uint *bits, const int words, const int after)
     return -1;
 }
 
+/* next_slot(), restricted to slot `only` unless it is negative.  The apply loop runs
+ * over these in both modes, so that no compiler sees a loop of at most one trip with
+ * barriers in it, which it would make a barrier under an if (PoCL 5 builds none). */
+inline int next_found(__local const uint *bits, const int words, const int after, const int only)
+{
+    int s = next_slot(bits, words, after);
+    while (only >= 0 && s >= 0 && s != only)
+        s = next_slot(bits, words, s);
+    return s;
+}
+
 /* The found slot of the largest gain, ties to the lower key; -1 when none. */
 inline int best_slot(__local const uint *found, const int words, __local const long *r_gain,
                      __local const int *r_key)
@@ -210,18 +221,18 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
             atomic_or(&found[slot >> 5], 1u << (slot & 31));
         barrier(CLK_LOCAL_MEM_FENCE);
 #if BEST_MOVE
-        /* the paper's round: the chunk's best move alone (every work-item finds the same);
-         * the other cities that found one back to the queue's head, in order */
-        const int first = best_slot(found, words, r_gain, r_key);
-        if (lid == 0)
-            for (int s = take - 1; s >= 0; s--)
-                if (s != first && ((found[s >> 5] >> (s & 31)) & 1u))
-                    requeue_front(queue, queued, &l_head, &l_count, n, r_key[s * SPLIT] / (2 * M));
+        /* the paper's round: the chunk's best move alone (every work-item finds the same),
+         * the other cities that found one back to the queue's head, in order (the if
+         * inside the loop: PoCL 5 builds no loop under an if here) */
+        const int only = best_slot(found, words, r_gain, r_key);
+        for (int s = take - 1; s >= 0; s--)
+            if (lid == 0 && s != only && ((found[s >> 5] >> (s & 31)) & 1u))
+                requeue_front(queue, queued, &l_head, &l_count, n, r_key[s * SPLIT] / (2 * M));
         barrier(TOUR_FENCE);
 #else
-        const int first = next_slot(found, words, -1);  /* then every later one */
+        const int only = -1;
 #endif
-        for (int s = first; s >= 0; s = BEST_MOVE ? -1 : next_slot(found, words, s)) {
+        for (int s = next_found(found, words, -1, only); s >= 0; s = next_found(found, words, s, only)) {
             if (lid == 0) {  /* l_move: still valid, the path from .. to to reverse, the city */
                 const int k = r_key[s * SPLIT];
                 const int4 e = r_ends[s * SPLIT + ((k >> 1) % M) % SPLIT];  /* its lane's */
