@@ -222,11 +222,12 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
         barrier(CLK_LOCAL_MEM_FENCE);
 #if BEST_MOVE
         /* the paper's round: the chunk's best move alone (every work-item finds the same),
-         * the other cities that found one back to the queue's head, in order (the if
-         * inside the loop: PoCL 5 builds no loop under an if here) */
+         * the other cities that found one back to the queue's head, in order, by
+         * work-item 0 (a loop of no trip for the others, not a loop under an if: PoCL 5
+         * builds none here) */
         const int only = best_slot(found, words, r_gain, r_key);
-        for (int s = take - 1; s >= 0; s--)
-            if (lid == 0 && s != only && ((found[s >> 5] >> (s & 31)) & 1u))
+        for (int s = lid == 0 ? take - 1 : -1; s >= 0; s--)
+            if (s != only && ((found[s >> 5] >> (s & 31)) & 1u))
                 requeue_front(queue, queued, &l_head, &l_count, n, r_key[s * SPLIT] / (2 * M));
         barrier(TOUR_FENCE);
 #else
