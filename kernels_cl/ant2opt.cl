@@ -79,27 +79,20 @@ inline void requeue_front(TOUR_SPACE city_t *queue, __local uint *queued, __loca
     *count += 1;
 }
 
-/* The lowest slot above `after` whose bit is set, -1 when none (the same for every
- * work-item: one flat loop over a chunk's moves, which PoCL 5 builds). */
-inline int next_slot(__local const uint *bits, const int words, const int after)
+/* The lowest slot above `after` whose bit is set, and which is slot `only` unless that
+ * is negative; -1 when none (the same for every work-item: one flat loop over a chunk's
+ * moves, which PoCL 5 builds).  With `only` the apply loop runs over one move at most,
+ * and no compiler sees that it does: a loop of at most one trip with barriers in it
+ * would become a barrier under an if, which PoCL 5 builds not. */
+inline int next_slot(__local const uint *bits, const int words, const int after, const int only)
 {
     for (int w = (after + 1) >> 5; w < words; w++) {
-        const uint rest = bits[w] & (w == (after + 1) >> 5 ? ~0u << ((after + 1) & 31) : ~0u);
+        const uint mask = only < 0 ? ~0u : (w == only >> 5 ? 1u << (only & 31) : 0u);
+        const uint rest = bits[w] & mask & (w == (after + 1) >> 5 ? ~0u << ((after + 1) & 31) : ~0u);
         if (rest)
             return w * 32 + 31 - clz(rest & (0u - rest));
     }
     return -1;
-}
-
-/* next_slot(), restricted to slot `only` unless it is negative.  The apply loop runs
- * over these in both modes, so that no compiler sees a loop of at most one trip with
- * barriers in it, which it would make a barrier under an if (PoCL 5 builds none). */
-inline int next_found(__local const uint *bits, const int words, const int after, const int only)
-{
-    int s = next_slot(bits, words, after);
-    while (only >= 0 && s >= 0 && s != only)
-        s = next_slot(bits, words, s);
-    return s;
 }
 
 /* The found slot of the largest gain, ties to the lower key; -1 when none. */
@@ -107,7 +100,7 @@ inline int best_slot(__local const uint *found, const int words, __local const l
                      __local const int *r_key)
 {
     int keep = -1;
-    for (int s = next_slot(found, words, -1); s >= 0; s = next_slot(found, words, s))
+    for (int s = next_slot(found, words, -1, -1); s >= 0; s = next_slot(found, words, s, -1))
         if (keep < 0 || r_gain[s * SPLIT] > r_gain[keep * SPLIT] ||
             (r_gain[s * SPLIT] == r_gain[keep * SPLIT] && r_key[s * SPLIT] < r_key[keep * SPLIT]))
             keep = s;
@@ -233,7 +226,7 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
 #else
         const int only = -1;
 #endif
-        for (int s = next_found(found, words, -1, only); s >= 0; s = next_found(found, words, s, only)) {
+        for (int s = next_slot(found, words, -1, only); s >= 0; s = next_slot(found, words, s, only)) {
             if (lid == 0) {  /* l_move: still valid, the path from .. to to reverse, the city */
                 const int k = r_key[s * SPLIT];
                 const int4 e = r_ends[s * SPLIT + ((k >> 1) % M) % SPLIT];  /* its lane's */
