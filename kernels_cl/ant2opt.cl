@@ -83,7 +83,7 @@ inline void requeue_front(TOUR_SPACE city_t *queue, __local uint *queued, __loca
  * is negative; -1 when none (the same for every work-item: one flat loop over a chunk's
  * moves, which PoCL 5 builds).  With `only` the apply loop runs over one move at most,
  * and no compiler sees that it does: a loop of at most one trip with barriers in it
- * would become a barrier under an if, which PoCL 5 builds not. */
+ * would become a barrier under an if, which PoCL 5 cannot build. */
 inline int next_slot(__local const uint *bits, const int words, const int after, const int only)
 {
     for (int w = (after + 1) >> 5; w < words; w++) {
