@@ -62,9 +62,9 @@ class MmasParams:
     'none' or '2opt' on every ant's tour (section 5.7) over `ls_neighbors` nearest
     cities with don't-look bits, applying only the best move of each chunk of cities
     (`ls_moves` 'best', the paper's round: Table 9's gaps, BENCHMARKS.md) or every one
-    whose edges are still in the tour ('chunk': a 2-opt 4-7x faster early in a run,
-    a whole run 20-32 % shorter, poorer local optima); threads: work-items per ant (0: the rule in
-    :func:`ant_group_size`); batch: iterations between status reads."""
+    whose edges are still in the tour ('chunk': a 2-opt 4-7x faster early in a run, a
+    whole run 20-32 % shorter, poorer local optima); threads: work-items per ant (0:
+    the rule in :func:`ant_group_size`); batch: iterations between status reads."""
 
     variant: str = "wrs-bt"
     iterations: int = 1000
