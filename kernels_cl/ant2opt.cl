@@ -79,16 +79,12 @@ inline void requeue_front(TOUR_SPACE city_t *queue, __local uint *queued, __loca
     *count += 1;
 }
 
-/* The lowest slot above `after` whose bit is set, and which is slot `only` unless that
- * is negative; -1 when none (the same for every work-item: one flat loop over a chunk's
- * moves, which PoCL 5 builds).  With `only` the apply loop runs over one move at most,
- * and no compiler sees that it does: a loop of at most one trip with barriers in it
- * would become a barrier under an if, which PoCL 5 cannot build. */
-inline int next_slot(__local const uint *bits, const int words, const int after, const int only)
+/* The lowest slot above `after` whose bit is set, -1 when none (the same for every
+ * work-item: one flat loop over a chunk's moves, which PoCL 5 builds). */
+inline int next_slot(__local const uint *bits, const int words, const int after)
 {
     for (int w = (after + 1) >> 5; w < words; w++) {
-        const uint mask = only < 0 ? ~0u : (w == only >> 5 ? 1u << (only & 31) : 0u);
-        const uint rest = bits[w] & mask & (w == (after + 1) >> 5 ? ~0u << ((after + 1) & 31) : ~0u);
+        const uint rest = bits[w] & (w == (after + 1) >> 5 ? ~0u << ((after + 1) & 31) : ~0u);
         if (rest)
             return w * 32 + 31 - clz(rest & (0u - rest));
     }
@@ -100,11 +96,58 @@ inline int best_slot(__local const uint *found, const int words, __local const l
                      __local const int *r_key)
 {
     int keep = -1;
-    for (int s = next_slot(found, words, -1, -1); s >= 0; s = next_slot(found, words, s, -1))
+    for (int s = next_slot(found, words, -1); s >= 0; s = next_slot(found, words, s))
         if (keep < 0 || r_gain[s * SPLIT] > r_gain[keep * SPLIT] ||
             (r_gain[s * SPLIT] == r_gain[keep * SPLIT] && r_key[s * SPLIT] < r_key[keep * SPLIT]))
             keep = s;
     return keep;
+}
+
+/* Apply the move of the chunk's slot s, by the whole work-group, or none when s < 0 (the
+ * same barriers and no change: the best round calls it outside any if, as PoCL 5 needs).
+ * A move whose two removed edges are still in the tour, both the same way round, reverses
+ * the shorter side and queues its four ends; a stale one queues its city again. */
+inline void apply_move(const int s, const int n, TOUR_SPACE city_t *tour, TOUR_SPACE city_t *pos,
+                       TOUR_SPACE city_t *queue, __local uint *queued, __local const int *r_key,
+                       __local const int4 *r_ends, __local int *l_move, __local int4 *l_ends,
+                       __local int *l_head, __local int *l_count, __local int *l_moved)
+{
+    const int lid = get_local_id(0);
+    if (lid == 0) {  /* l_move: still valid, the path from .. to to reverse, the city */
+        const int k = s < 0 ? 0 : r_key[s * SPLIT];
+        const int4 e = s < 0 ? (int4)(0) : r_ends[s * SPLIT + ((k >> 1) % M) % SPLIT];  /* its lane's */
+        const int p1 = pos[e.x], p2 = pos[e.y], q1 = pos[e.z], q2 = pos[e.w];
+        const int ahead = p2 == NEXT(p1) && q2 == NEXT(q1);  /* x2 .. y1 */
+        const int behind = p1 == NEXT(p2) && q1 == NEXT(q2);  /* x1 .. y2 */
+        l_move[0] = s >= 0 && (ahead || behind);
+        l_move[1] = ahead ? p2 : p1;
+        l_move[2] = ahead ? q1 : q2;
+        l_move[3] = s < 0 ? -1 : k / (2 * M);
+        *l_ends = e;
+    }
+    barrier(TOUR_FENCE);
+    {  /* the path or the rest of the tour, whichever is shorter; nothing for a stale move
+        * (one call outside any if: PoCL 5 fails to build a loop under an if inside a loop
+        * with barriers) */
+        const int from = l_move[1], to = l_move[2];
+        const int inner = to - from + (to < from ? n : 0) + 1;
+        const int shorter = inner <= n - inner;
+        reverse_path(tour, pos, n, shorter ? from : NEXT(to),
+                     l_move[0] ? (shorter ? inner : n - inner) : 0);
+    }
+    if (lid == get_local_size(0) - 1) {  /* the last work-item, idle in most reversals, queues */
+        const int4 e = *l_ends;
+        if (l_move[0]) {  /* the four ends */
+            enqueue(queue, queued, l_count, *l_head, n, e.x);
+            enqueue(queue, queued, l_count, *l_head, n, e.y);
+            enqueue(queue, queued, l_count, *l_head, n, e.z);
+            enqueue(queue, queued, l_count, *l_head, n, e.w);
+            *l_moved = 1;
+        } else if (l_move[3] >= 0) {  /* an earlier move changed it: it looks again later */
+            enqueue(queue, queued, l_count, *l_head, n, l_move[3]);
+        }
+    }
+    barrier(TOUR_FENCE);
 }
 
 /* Every city queued: in tour order with BEST_MOVE, else in index order. */
@@ -217,52 +260,19 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
         /* the paper's round: the chunk's best move alone (every work-item finds the same),
          * the other cities that found one back to the queue's head, in order, by
          * work-item 0 (a loop of no trip for the others, not a loop under an if: PoCL 5
-         * builds none here) */
+         * builds none here); then the move, or none, outside any if */
         const int only = best_slot(found, words, r_gain, r_key);
         for (int s = lid == 0 ? take - 1 : -1; s >= 0; s--)
             if (s != only && ((found[s >> 5] >> (s & 31)) & 1u))
                 requeue_front(queue, queued, &l_head, &l_count, n, r_key[s * SPLIT] / (2 * M));
         barrier(TOUR_FENCE);
+        apply_move(only, n, tour, pos, queue, queued, r_key, r_ends, l_move, &l_ends, &l_head,
+                   &l_count, &l_moved);
 #else
-        const int only = -1;
+        for (int s = next_slot(found, words, -1); s >= 0; s = next_slot(found, words, s))
+            apply_move(s, n, tour, pos, queue, queued, r_key, r_ends, l_move, &l_ends, &l_head,
+                       &l_count, &l_moved);
 #endif
-        for (int s = next_slot(found, words, -1, only); s >= 0; s = next_slot(found, words, s, only)) {
-            if (lid == 0) {  /* l_move: still valid, the path from .. to to reverse, the city */
-                const int k = r_key[s * SPLIT];
-                const int4 e = r_ends[s * SPLIT + ((k >> 1) % M) % SPLIT];  /* its lane's */
-                const int p1 = pos[e.x], p2 = pos[e.y], q1 = pos[e.z], q2 = pos[e.w];
-                const int ahead = p2 == NEXT(p1) && q2 == NEXT(q1);  /* x2 .. y1 */
-                const int behind = p1 == NEXT(p2) && q1 == NEXT(q2);  /* x1 .. y2 */
-                l_move[0] = ahead || behind;
-                l_move[1] = ahead ? p2 : p1;
-                l_move[2] = ahead ? q1 : q2;
-                l_move[3] = k / (2 * M);
-                l_ends = e;
-            }
-            barrier(TOUR_FENCE);
-            {  /* the path or the rest of the tour, whichever is shorter; nothing for a
-                * stale move (one call outside any if: PoCL 5 fails to build a loop under
-                * an if inside a loop with barriers) */
-                const int from = l_move[1], to = l_move[2];
-                const int inner = to - from + (to < from ? n : 0) + 1;
-                const int shorter = inner <= n - inner;
-                reverse_path(tour, pos, n, shorter ? from : NEXT(to),
-                             l_move[0] ? (shorter ? inner : n - inner) : 0);
-            }
-            if (lid == p - 1) {  /* the last work-item, idle in most reversals, queues */
-                const int4 e = l_ends;
-                if (l_move[0]) {  /* the four ends */
-                    enqueue(queue, queued, &l_count, l_head, n, e.x);
-                    enqueue(queue, queued, &l_count, l_head, n, e.y);
-                    enqueue(queue, queued, &l_count, l_head, n, e.z);
-                    enqueue(queue, queued, &l_count, l_head, n, e.w);
-                    l_moved = 1;
-                } else {  /* an earlier move changed it: the city looks again later */
-                    enqueue(queue, queued, &l_count, l_head, n, l_move[3]);
-                }
-            }
-            barrier(TOUR_FENCE);
-        }
         for (int w = lid; w < words; w += p)
             found[w] = 0u;
         /* the queue ran dry: queue every city again after a move, else stop (the
