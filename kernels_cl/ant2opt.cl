@@ -103,10 +103,9 @@ inline int best_slot(__local const uint *found, const int words, __local const l
     return keep;
 }
 
-/* Apply the move of the chunk's slot s, by the whole work-group, or none when s < 0 (the
- * same barriers and no change: the best round calls it outside any if, as PoCL 5 needs).
- * A move whose two removed edges are still in the tour, both the same way round, reverses
- * the shorter side and queues its four ends; a stale one queues its city again. */
+/* Apply the move found in the chunk's slot s, by the whole work-group: one whose two
+ * removed edges are still in the tour, both the same way round, reverses the shorter side
+ * and queues its four ends; a stale one queues its city again. */
 inline void apply_move(const int s, const int n, TOUR_SPACE city_t *tour, TOUR_SPACE city_t *pos,
                        TOUR_SPACE city_t *queue, __local uint *queued, __local const int *r_key,
                        __local const int4 *r_ends, __local int *l_move, __local int4 *l_ends,
@@ -114,15 +113,15 @@ inline void apply_move(const int s, const int n, TOUR_SPACE city_t *tour, TOUR_S
 {
     const int lid = get_local_id(0);
     if (lid == 0) {  /* l_move: still valid, the path from .. to to reverse, the city */
-        const int k = s < 0 ? 0 : r_key[s * SPLIT];
-        const int4 e = s < 0 ? (int4)(0) : r_ends[s * SPLIT + ((k >> 1) % M) % SPLIT];  /* its lane's */
+        const int k = r_key[s * SPLIT];
+        const int4 e = r_ends[s * SPLIT + ((k >> 1) % M) % SPLIT];  /* its lane's */
         const int p1 = pos[e.x], p2 = pos[e.y], q1 = pos[e.z], q2 = pos[e.w];
         const int ahead = p2 == NEXT(p1) && q2 == NEXT(q1);  /* x2 .. y1 */
         const int behind = p1 == NEXT(p2) && q1 == NEXT(q2);  /* x1 .. y2 */
-        l_move[0] = s >= 0 && (ahead || behind);
+        l_move[0] = ahead || behind;
         l_move[1] = ahead ? p2 : p1;
         l_move[2] = ahead ? q1 : q2;
-        l_move[3] = s < 0 ? -1 : k / (2 * M);
+        l_move[3] = k / (2 * M);
         *l_ends = e;
     }
     barrier(TOUR_FENCE);
@@ -143,7 +142,7 @@ inline void apply_move(const int s, const int n, TOUR_SPACE city_t *tour, TOUR_S
             enqueue(queue, queued, l_count, *l_head, n, e.z);
             enqueue(queue, queued, l_count, *l_head, n, e.w);
             *l_moved = 1;
-        } else if (l_move[3] >= 0) {  /* an earlier move changed it: it looks again later */
+        } else {  /* an earlier move changed it: the city looks again later */
             enqueue(queue, queued, l_count, *l_head, n, l_move[3]);
         }
     }
@@ -257,17 +256,18 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
             atomic_or(&found[slot >> 5], 1u << (slot & 31));
         barrier(CLK_LOCAL_MEM_FENCE);
 #if BEST_MOVE
-        /* the paper's round: the chunk's best move alone (every work-item finds the same),
-         * the other cities that found one back to the queue's head, in order, by
-         * work-item 0 (a loop of no trip for the others, not a loop under an if: PoCL 5
-         * builds none here); then the move, or none, outside any if */
+        /* the paper's round: the chunk's best move alone (every work-item finds the same);
+         * the other cities that found one go back to the queue's head, in order, by
+         * work-item 0 (a loop of no trip for the others: PoCL 5 fails to build a loop
+         * under `if (lid == 0)` here); then that move, if any */
         const int only = best_slot(found, words, r_gain, r_key);
         for (int s = lid == 0 ? take - 1 : -1; s >= 0; s--)
             if (s != only && ((found[s >> 5] >> (s & 31)) & 1u))
                 requeue_front(queue, queued, &l_head, &l_count, n, r_key[s * SPLIT] / (2 * M));
         barrier(TOUR_FENCE);
-        apply_move(only, n, tour, pos, queue, queued, r_key, r_ends, l_move, &l_ends, &l_head,
-                   &l_count, &l_moved);
+        if (only >= 0)
+            apply_move(only, n, tour, pos, queue, queued, r_key, r_ends, l_move, &l_ends, &l_head,
+                       &l_count, &l_moved);
 #else
         for (int s = next_slot(found, words, -1); s >= 0; s = next_slot(found, words, s))
             apply_move(s, n, tour, pos, queue, queued, r_key, r_ends, l_move, &l_ends, &l_head,
