@@ -305,60 +305,59 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
     }
     __local uint *chosen = (__local uint *)(sums + 3 * p);
     const float total = in[active - 1];
-    if (total > 0.0f) {
-        /* the same number on every work-item, from the stream they hold alike: Philox's
-         * 10 rounds here, on every work-item in every step, made pr1002 without lists 6 %
-         * slower (1.915 -> 1.804 ms, H100) */
-        const uint draw = stream_next(&st->stream);
-        const float r = (float)(draw >> 8) * (1.0f / 16777216.0f) * total;  /* u in [0, 1) */
-        /* the first share whose running sum exceeds r, else (rounding) the first that
-         * reaches the total, i.e. the last share with weight */
-        const float bar = r < total ? r : nextafter(total, 0.0f);
-        uint t = 0;
-        for (uint span = active / 2; span > 0; span >>= 1)
-            if (in[t + span - 1] <= bar)
-                t += span;
-        /* the scan sums each prefix in its own order, so a share without weight can
-         * still show a rise of one rounding: take the next share with weight instead
-         * (or the last one before) */
-        if (!(own[t] > 0.0f)) {
-            uint u = t + 1;
-            while (u < active && !(own[u] > 0.0f))
-                u++;
-            if (u == active)
-                for (u = t; u > 0 && !(own[u] > 0.0f); u--)
-                    ;
-            t = u;
-        }
-        if (lid == t) {
-            /* the owner's walk: the first slot whose running sum (summed as s was)
-             * exceeds the offset, else the last slot with weight */
-            const float offset = r - (t ? in[t - 1] : 0.0f);
-            float run = 0.0f;
-            uint slot = NONE;
-            for (uint k = t; k < count; k += p) {
+    /* from here to the barrier no if holds a loop (the owner's walk is a loop of no trip
+     * for the others): PoCL 5 failed to build this selection with its loops under ifs
+     * (an assertion in createParallelRegionBefore) */
+    const int weighed = total > 0.0f;  /* else NONE: no slot has weight */
+    /* the same number on every work-item, from the stream they hold alike: Philox's
+     * 10 rounds here, on every work-item in every step, made pr1002 without lists 6 %
+     * slower (1.915 -> 1.804 ms, H100) */
+    const uint draw = weighed ? stream_next(&st->stream) : 0u;
+    const float r = (float)(draw >> 8) * (1.0f / 16777216.0f) * total;  /* u in [0, 1) */
+    /* the first share whose running sum exceeds r, else (rounding) the first that
+     * reaches the total, i.e. the last share with weight */
+    const float bar = r < total ? r : nextafter(total, 0.0f);
+    uint t = 0;
+    for (uint span = active / 2; span > 0; span >>= 1)
+        if (in[t + span - 1] <= bar)
+            t += span;
+    /* the scan sums each prefix in its own order, so a share without weight can still
+     * show a rise of one rounding: take the next share with weight instead (or the last
+     * one before) */
+    uint up = t, down = t;
+    while (up < active && !(own[up] > 0.0f))
+        up++;
+    while (down > 0 && !(own[down] > 0.0f))
+        down--;
+    t = up < active ? up : down;
+    /* the owner's walk: the first slot whose running sum (summed as s was) exceeds the
+     * offset, else the last slot with weight */
+    const float offset = r - (t ? in[t - 1] : 0.0f);
+    float run = 0.0f;
+    uint slot = NONE;
+    for (uint k = lid == t && weighed ? t : count; k < count; k += p) {
 #if RWM_KEEP
-                const float weight = kept[k];  /* the same bits the share added */
+        const float weight = kept[k];  /* the same bits the share added */
 #else
-                const float weight = rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, k);
+        const float weight = rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, k);
 #endif
-                run += weight;
-                if (weight > 0.0f) {
-                    slot = k;
-                    if (run > offset)
-                        break;
-                }
-            }
-            const uint node = from_list ? (uint)cand[cur * CL + slot]
-                                        : TABU == TABU_BT ? slot : FULL_NODE(slot);
-            *chosen = node;
-            /* a node this returns is the ant's next city (next_city): the owner marks it
-             * here, and the barrier below puts the mark before the next step's reads */
-            tabu_mark(TABU_ARGS, un, node);
+        run += weight;
+        if (weight > 0.0f) {
+            slot = k;
+            if (run > offset)
+                break;
         }
-    } else if (lid == 0) {
-        *chosen = NONE;  /* no slot with weight */
     }
+    if (lid == t && weighed) {
+        const uint node = from_list ? (uint)cand[cur * CL + slot]
+                                    : TABU == TABU_BT ? slot : FULL_NODE(slot);
+        *chosen = node;
+        /* a node this returns is the ant's next city (next_city): the owner marks it
+         * here, and the barrier below puts the mark before the next step's reads */
+        tabu_mark(TABU_ARGS, un, node);
+    }
+    if (!weighed && lid == 0)
+        *chosen = NONE;
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint node = *chosen;
     *marked = node != NONE;
