@@ -305,9 +305,8 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
     }
     __local uint *chosen = (__local uint *)(sums + 3 * p);
     const float total = in[active - 1];
-    /* from here to the barrier no if holds a loop (the owner's walk is a loop of no trip
-     * for the others): PoCL 5 failed to build this selection with its loops under ifs
-     * (an assertion in createParallelRegionBefore) */
+    /* no if around the rest of the draw (a select for the draw, the test in each if):
+     * PoCL 5 failed to build it with one (an assertion in createParallelRegionBefore) */
     const int weighed = total > 0.0f;  /* else NONE: no slot has weight */
     /* the same number on every work-item, from the stream they hold alike: Philox's
      * 10 rounds here, on every work-item in every step, made pr1002 without lists 6 %
@@ -324,31 +323,34 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
     /* the scan sums each prefix in its own order, so a share without weight can still
      * show a rise of one rounding: take the next share with weight instead (or the last
      * one before) */
-    uint up = t, down = t;
-    while (up < active && !(own[up] > 0.0f))
-        up++;
-    while (down > 0 && !(own[down] > 0.0f))
-        down--;
-    t = up < active ? up : down;
-    /* the owner's walk: the first slot whose running sum (summed as s was) exceeds the
-     * offset, else the last slot with weight */
-    const float offset = r - (t ? in[t - 1] : 0.0f);
-    float run = 0.0f;
-    uint slot = NONE;
-    for (uint k = lid == t && weighed ? t : count; k < count; k += p) {
-#if RWM_KEEP
-        const float weight = kept[k];  /* the same bits the share added */
-#else
-        const float weight = rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, k);
-#endif
-        run += weight;
-        if (weight > 0.0f) {
-            slot = k;
-            if (run > offset)
-                break;
-        }
+    if (!(own[t] > 0.0f)) {
+        uint u = t + 1;
+        while (u < active && !(own[u] > 0.0f))
+            u++;
+        if (u == active)
+            for (u = t; u > 0 && !(own[u] > 0.0f); u--)
+                ;
+        t = u;
     }
     if (lid == t && weighed) {
+        /* the owner's walk: the first slot whose running sum (summed as s was) exceeds
+         * the offset, else the last slot with weight */
+        const float offset = r - (t ? in[t - 1] : 0.0f);
+        float run = 0.0f;
+        uint slot = NONE;
+        for (uint k = t; k < count; k += p) {
+#if RWM_KEEP
+            const float weight = kept[k];  /* the same bits the share added */
+#else
+            const float weight = rwm_slot_weight(TABU_ARGS, WEIGHT_ARGS, cur, from_list, k);
+#endif
+            run += weight;
+            if (weight > 0.0f) {
+                slot = k;
+                if (run > offset)
+                    break;
+            }
+        }
         const uint node = from_list ? (uint)cand[cur * CL + slot]
                                     : TABU == TABU_BT ? slot : FULL_NODE(slot);
         *chosen = node;
@@ -357,7 +359,7 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
         tabu_mark(TABU_ARGS, un, node);
     }
     if (!weighed && lid == 0)
-        *chosen = NONE;
+        *chosen = NONE;  /* no slot with weight */
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint node = *chosen;
     *marked = node != NONE;
