@@ -305,8 +305,9 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
     }
     __local uint *chosen = (__local uint *)(sums + 3 * p);
     const float total = in[active - 1];
-    /* no if around the rest of the draw (a select for the draw, the test in each if):
-     * PoCL 5 failed to build it with one (an assertion in createParallelRegionBefore) */
+    /* no if around the rest of the draw (a select for the draw, the test in each if;
+     * the walk and its result in two ifs, the form measured): PoCL 5 failed to build it
+     * with one (an assertion in createParallelRegionBefore) */
     const int weighed = total > 0.0f;  /* else NONE: no slot has weight */
     /* the same number on every work-item, from the stream they hold alike: Philox's
      * 10 rounds here, on every work-item in every step, made pr1002 without lists 6 %
@@ -332,12 +333,12 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
                 ;
         t = u;
     }
+    /* the owner's walk: the first slot whose running sum (summed as s was) exceeds the
+     * offset, else the last slot with weight */
+    const float offset = r - (t ? in[t - 1] : 0.0f);
+    float run = 0.0f;
+    uint slot = NONE;
     if (lid == t && weighed) {
-        /* the owner's walk: the first slot whose running sum (summed as s was) exceeds
-         * the offset, else the last slot with weight */
-        const float offset = r - (t ? in[t - 1] : 0.0f);
-        float run = 0.0f;
-        uint slot = NONE;
         for (uint k = t; k < count; k += p) {
 #if RWM_KEEP
             const float weight = kept[k];  /* the same bits the share added */
@@ -351,6 +352,8 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
                     break;
             }
         }
+    }
+    if (lid == t && weighed) {
         const uint node = from_list ? (uint)cand[cur * CL + slot]
                                     : TABU == TABU_BT ? slot : FULL_NODE(slot);
         *chosen = node;
