@@ -305,9 +305,9 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
     }
     __local uint *chosen = (__local uint *)(sums + 3 * p);
     const float total = in[active - 1];
-    /* no if around the rest of the draw (a select for the draw, the test in each if;
-     * the walk and its result in two ifs, the form measured): PoCL 5 failed to build it
-     * with one (an assertion in createParallelRegionBefore) */
+    /* the rest is not under one `if (weighed)`: PoCL 5 failed to build the selection so
+     * (an assertion in createParallelRegionBefore).  The draw is a select and each if
+     * below tests `weighed`; the walk and its result are in two ifs, the form timed. */
     const int weighed = total > 0.0f;  /* else NONE: no slot has weight */
     /* the same number on every work-item, from the stream they hold alike: Philox's
      * 10 rounds here, on every work-item in every step, made pr1002 without lists 6 %
