@@ -292,9 +292,20 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
     return best;
 }
 
+/* A greedy step's word for a weight w > 0 in the work-group minimum (list_least): the
+ * bits of w inverted, so that the least word is the largest w (positive floats order as
+ * their bits), with their low bits (`mask`) replaced by `slot`, as list_slot_word() does:
+ * weights within 2^(bits of mask - 23) of each other (relative) tie, and the lower slot
+ * takes them.  No division on the step's path: with the least 1 / w, the form before,
+ * an iteration of spm at 256 ants took 3-4 % longer (BENCHMARKS.md). */
+inline uint greedy_word(const float w, const uint slot, const uint mask)
+{
+    return (~as_uint(w) & ~mask) | slot;
+}
+
 #if STORE == STORE_SPM
-/* A stored edge's word in the greedy step's minimum: as list_slot_word(), with the slot
- * of the edge in cur's selective memory in the low bits. */
+/* A stored edge's word in the greedy step's minimum: greedy_word() with the slot of the
+ * edge in cur's selective memory in the low bits. */
 #define STORED_SLOT_BITS (SPM_S > 1 ? 32 - clz(SPM_S - 1) : 0)
 #define STORED_SLOT_MASK ((1u << STORED_SLOT_BITS) - 1u)
 
@@ -316,7 +327,7 @@ inline uint stored_word(TABU_DECL, const uint n, const uint4 mine)
     if (mine.x == EMPTY_NODE || tabu_visited(TABU_ARGS, (uint)n, mine.x))
         return ~0u;
     const float w = as_float(mine.y) * as_float(mine.z);
-    return w > 0.0f ? (as_uint(1.0f / w) & ~STORED_SLOT_MASK) | i : ~0u;
+    return w > 0.0f ? greedy_word(w, i, STORED_SLOT_MASK) : ~0u;
 }
 #endif
 
@@ -354,14 +365,13 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, c
 #else
         const float w = pher_read(PHER_ARGS, DIST_ARGS, cur, v) * heur;
 #endif
-        /* the least of 1 / w is the greedy choice, the least of -log2(u) / w a draw with
+        /* the largest w is the greedy choice, the least of -log2(u) / w a draw with
          * probability w / (sum of w) (eq. 2); a greedy step (most steps: q0 = (n - 20) / n)
          * draws nothing */
-        const float value = greedy ? 1.0f / w
-                                   : -native_log2(unit_open0(list_draw(st, key, ant, iteration, step, lid))) / w;
+        const uint word = greedy ? greedy_word(w, lid, LIST_SLOT_MASK)
+                                 : list_slot_word(-native_log2(unit_open0(list_draw(st, key, ant, iteration, step, lid))) / w, lid);
         /* a select, not a branch: under the tabu check the compiler sank MMAS's weight
          * load and its L2 latency came after the check's (BENCHMARKS.md, `24222fd`) */
-        const uint word = list_slot_word(value, lid);
         least = !tabu_visited(TABU_ARGS, un, v) && w > 0.0f ? min(least, word) : least;
     }
 #if STORE == STORE_SPM
