@@ -430,15 +430,20 @@ __kernel void acs_construct(ACS_DECL, const float rho, const float tau0, const u
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     uint4 q_words = q_draws(key, ant, iteration, 1u);
+    /* steps until the next local update: a countdown, as step % k (a run-time k) was a
+     * division on lid 0's path every step, 5 % of an iteration of alt at 256 ants, k 4
+     * (BENCHMARKS.md) */
+    uint until_update = k;
     for (uint step = 1; step < un; step++) {
         if ((step & 3) == 0)
             q_words = q_draws(key, ant, iteration, step);
         float eta_beta;
         const uint next = acs_next(TABU_ARGS, ACS_ARGS, cur, key, ant, iteration, step, q_words, &st, &eta_beta);
+        until_update = until_update == 1u ? k : until_update - 1u;
         if (lid == 0) {
             tabu_mark(TABU_ARGS, un, next);
             tour[step] = (int)next;
-            if (step % k == 0)
+            if (until_update == k)   /* step % k == 0 */
                 local_update(PHER_ARGS, DIST_ARGS, beta, cur, next, eta_beta, rho, tau0);
         }
         cur = next;
