@@ -431,8 +431,8 @@ __kernel void acs_construct(ACS_DECL, const float rho, const float tau0, const u
     barrier(CLK_LOCAL_MEM_FENCE);
     uint4 q_words = q_draws(key, ant, iteration, 1u);
     /* steps until the next local update: a countdown, as step % k (a run-time k) was a
-     * division on lid 0's path every step, 5 % of an iteration of alt at 256 ants, k 4
-     * (BENCHMARKS.md) */
+     * division on lid 0's path every step, 3-6 % of an iteration of alt and spm at 256
+     * ants, k 4 (BENCHMARKS.md) */
     uint until_update = k;
     for (uint step = 1; step < un; step++) {
         if ((step & 3) == 0)
