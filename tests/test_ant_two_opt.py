@@ -166,13 +166,17 @@ def host_two_opt(inst, start, cand, cand_dist, per_chunk: int, best_move: bool) 
 
 
 @pytest.mark.parametrize("params", [AntTwoOptParams(neighbors=8, threads=32, split=1),
+                                    AntTwoOptParams(neighbors=8, threads=64, split=2),
                                     AntTwoOptParams(neighbors=10, threads=64, split=4),
                                     AntTwoOptParams(neighbors=6, threads=32, split=8, memory="global"),
                                     AntTwoOptParams(neighbors=8, threads=32, split=1, moves="best"),
+                                    AntTwoOptParams(neighbors=7, threads=32, split=2, memory="global",
+                                                    moves="best"),
                                     AntTwoOptParams(neighbors=10, threads=64, split=4, moves="best"),
                                     AntTwoOptParams(neighbors=6, threads=64, split=8, memory="global",
                                                     moves="best")],
-                         ids=["32x1", "64x4", "32x8-global", "32x1-best", "64x4-best", "64x8-global-best"])
+                         ids=["32x1", "64x2", "64x4", "32x8-global", "32x1-best", "32x2-global-best",
+                              "64x4-best", "64x8-global-best"])
 def test_tours_are_the_host_versions(rt, params):  # noqa: F811
     for k, inst in enumerate([generate("uniform", 120, seed=3), generate("clustered", 90, seed=4)]):
         start = random_tours(inst.n, 10 + k)
