@@ -331,27 +331,54 @@ inline uint stored_word(TABU_DECL, const uint n, const uint4 mine)
 }
 #endif
 
+/* A work-item's share of what a step at city u reads from global memory: candidate i =
+ * lid of u (cl <= the work-group size, AcsParams checks it) and its eta^beta, and over
+ * the selective memory u's stored edge lid (work-items < SPM_S; each loading the whole
+ * row was 5 % slower).  The candidate's and the stored edge's loads are issued together,
+ * one L2 round trip.  acs_construct() loads the next step's while lid 0 records the step
+ * and makes its local update, so that the round trip overlaps that work instead of
+ * starting the next step (clock64 marks on the H100: about 360 of a step's 1,630 cycles
+ * waited for these loads, and about 410 followed the next city's choice, BENCHMARKS.md). */
+typedef struct {
+    uint v;
+    float heur;
+#if STORE == STORE_SPM
+    uint4 mine;
+#endif
+} step_rows_t;
+
+inline step_rows_t step_rows(__global const int *restrict cand, __global const float *restrict cand_heur,
+                             PHER_DECL, const uint u)
+{
+    const uint lid = get_local_id(0);
+    step_rows_t rows;
+    rows.v = lid < CL ? (uint)cand[u * CL + lid] : NONE;
+    rows.heur = lid < CL ? cand_heur[u * CL + lid] : 0.0f;
+#if STORE == STORE_SPM
+    rows.mine = lid < SPM_S ? ((TRAIL_GLOBAL uint4 *)spm)[u * SPM_S + lid] : (uint4)(EMPTY_NODE, 0u, 0u, 0u);
+#endif
+    return rows;
+}
+
 /* The next city of an ant at cur (Fig. 3), the same in every work-item; NONE only when
- * every city is visited.  q_words: q_draws() of the step.  *eta_beta: eta^beta of (cur,
- * next) over the selective memory, for local_update() (0 over the matrix). */
-inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const rng_key_t key, const uint ant,
-                     const uint iteration, const uint step, const uint4 q_words,
+ * every city is visited.  rows: step_rows() of cur.  q_words: q_draws() of the step.
+ * *eta_beta: eta^beta of (cur, next) over the selective memory, for local_update() (0
+ * over the matrix). */
+inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const step_rows_t rows, const rng_key_t key,
+                     const uint ant, const uint iteration, const uint step, const uint4 q_words,
                      select_state_t *st, float *eta_beta)
 {
     const uint lid = get_local_id(0), un = (uint)n;
     const int greedy = unit_open0(word_of(q_words, step & 3)) <= q0;
-    /* work-item i weighs candidate i (cl <= the work-group size, AcsParams checks it);
-     * its loads come first, so that over the selective memory their L2 round trip
-     * overlaps the stored edges' instead of following the barrier below */
+    /* work-item i weighs candidate i */
     const int has_candidate = lid < CL;
-    const uint v = has_candidate ? (uint)cand[cur * CL + lid] : NONE;
-    const float heur = has_candidate ? cand_heur[cur * CL + lid] : 0.0f;
+    const uint v = rows.v;
+    const float heur = rows.heur;
 #if STORE == STORE_SPM
-    /* cur's stored edges, a slot loaded by each of SPM_S work-items and copied to local
-     * memory for the others (each loading the whole row was 5 % slower) */
+    /* cur's stored edges, copied to local memory for every work-item */
     __local uint2 *ring = step_ring(st);
     __local float *ring_heur = step_ring_heur(st);
-    const uint4 mine = lid < SPM_S ? ((TRAIL_GLOBAL uint4 *)spm)[cur * SPM_S + lid] : (uint4)(EMPTY_NODE, 0u, 0u, 0u);
+    const uint4 mine = rows.mine;
     if (lid < SPM_S) {
         ring[lid] = mine.xy;
         ring_heur[lid] = as_float(mine.z);
@@ -434,11 +461,15 @@ __kernel void acs_construct(ACS_DECL, const float rho, const float tau0, const u
      * division on lid 0's path every step, 3-6 % of an iteration of alt and spm at 256
      * ants, k 4 (BENCHMARKS.md) */
     uint until_update = k;
+    step_rows_t rows = step_rows(cand, cand_heur, PHER_ARGS, cur);
     for (uint step = 1; step < un; step++) {
         if ((step & 3) == 0)
             q_words = q_draws(key, ant, iteration, step);
         float eta_beta;
-        const uint next = acs_next(TABU_ARGS, ACS_ARGS, cur, key, ant, iteration, step, q_words, &st, &eta_beta);
+        const uint next = acs_next(TABU_ARGS, ACS_ARGS, cur, rows, key, ant, iteration, step, q_words, &st,
+                                   &eta_beta);
+        if (step + 1 < un)   /* the next step's loads, in flight during lid 0's work below */
+            rows = step_rows(cand, cand_heur, PHER_ARGS, next);
         until_update = until_update == 1u ? k : until_update - 1u;
         if (lid == 0) {
             tabu_mark(TABU_ARGS, un, next);
@@ -539,8 +570,9 @@ __kernel void acs_step(ACS_DECL, const float rho, const float tau0, const uint k
     barrier(CLK_LOCAL_MEM_FENCE);
     float eta_beta;   /* the selective memory's: not used over the matrix */
     const uint next = acs_next(TABU_ARGS, DIST_ARGS, cand, cand_heur, read, spm_tail, tau_min, q0,
-                               beta, cur, key, ant, iteration, step,
-                               q_draws(key, ant, iteration, step), &st, &eta_beta);
+                               beta, cur, step_rows(cand, cand_heur, read, spm_tail, tau_min, cur),
+                               key, ant, iteration, step, q_draws(key, ant, iteration, step), &st,
+                               &eta_beta);
     /* acs_next's last barrier follows every work-item's last tabu read */
     if (lid == 0) {
         tabu_mark(TABU_ARGS, un, next);
@@ -638,8 +670,8 @@ __kernel void acs_greedy_choice(ACS_DECL, const uint cur, __global const uint *r
     barrier(CLK_LOCAL_MEM_FENCE);
     const rng_key_t key = {0u, 0u};
     float eta_beta;
-    const uint next = acs_next(TABU_ARGS, ACS_ARGS, cur, key, 0u, 0u, 1u, q_draws(key, 0u, 0u, 1u), &st,
-                               &eta_beta);
+    const uint next = acs_next(TABU_ARGS, ACS_ARGS, cur, step_rows(cand, cand_heur, PHER_ARGS, cur), key, 0u,
+                               0u, 1u, q_draws(key, 0u, 0u, 1u), &st, &eta_beta);
     if (get_local_id(0) == 0) {
         out[0] = next;
         out[1] = as_uint(eta_beta);
