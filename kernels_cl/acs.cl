@@ -8,7 +8,7 @@
  * the selective memory, cur's stored edges count too, as in the authors' code: below),
  * otherwise one drawn with probability proportional to it (drawn here by reservoir
  * keys -log2(u) / w, the same distribution as the paper's roulette, so that greedy and
- * roulette are both one work-group minimum, ants.h list_least); with no unvisited
+ * roulette are both one work-group minimum, step_least() below); with no unvisited
  * candidate, the unvisited city with the largest tau * eta^beta (section 3.1.1).  After
  * every k-th edge the ant lowers its pheromone, tau = (1 - rho) tau + rho tau0 (eq. 3,
  * section 4.2), both ways round.
@@ -146,7 +146,8 @@ inline float ring_trail(__local const uint2 *ring, const float tau_min, const ui
 
 /* Where acs_next() copies the current city's stored edges: their (node, bits of tau)
  * pairs after the scratch's first get_local_size(0) longs, then their eta^beta (local
- * memory here is only 8-byte aligned: 16-byte edges faulted on the H100). */
+ * memory here is only 8-byte aligned: 16-byte edges faulted on the H100).  acs.py's
+ * scratch_bytes follows this layout. */
 inline __local uint2 *step_ring(const select_state_t *st)
 {
     return (__local uint2 *)st->scratch + get_local_size(0);
@@ -156,7 +157,9 @@ inline __local float *step_ring_heur(const select_state_t *st)
 {
     return (__local float *)(step_ring(st) + SPM_S);
 }
+#define STEP_RING_WORDS (3 * SPM_S)
 #else
+#define STEP_RING_WORDS 0
 inline float pher_read(PHER_DECL, DIST_PARAMS, const uint u, const uint v)
 {
     return ((TRAIL_GLOBAL float *)tau)[(ulong)u * (uint)n + v];
@@ -292,7 +295,53 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
     return best;
 }
 
-/* A greedy step's word for a weight w > 0 in the work-group minimum (list_least): the
+/* step_least()'s words, pairs of uints: CL candidates' words (an even count), then over
+ * the selective memory SPM_S stored edges' (an even count), after step_ring()'s. */
+#define EVEN(x) (((x) + 1) & ~1)
+#if STORE == STORE_SPM
+#define STEP_STORED_WORDS EVEN(SPM_S)
+#else
+#define STEP_STORED_WORDS 0
+#endif
+inline __local uint *step_words(const select_state_t *st)
+{
+    return (__local uint *)st->scratch + 2 * get_local_size(0) + EVEN(STEP_RING_WORDS);
+}
+
+/* The least of the candidates' words (.x) and of the stored edges' (.y) of a step, ~0u
+ * where none was offered: each work-item writes its words, and after one barrier every
+ * work-item reads them all.  ants.h list_least() took a local atomic min for each, 32
+ * work-items on one word: a step of spm at 256 ants took about 100 cycles longer of
+ * about 1,700, 8 % of an iteration (clock64 marks, H100, BENCHMARKS.md).  The next
+ * call's writes follow the step's last barrier. */
+inline uint2 step_least(const select_state_t *st, const uint candidate_word, const uint stored_word)
+{
+    __local uint *words = step_words(st);
+    const uint lid = get_local_id(0);
+    if (lid < EVEN(CL))   /* work-items from CL on offer ~0u */
+        words[lid] = candidate_word;
+    if (lid < STEP_STORED_WORDS)   /* from SPM_S on ~0u */
+        words[EVEN(CL) + lid] = stored_word;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local const uint2 *pairs = (__local const uint2 *)words;
+    uint least_a = ~0u, least_b = ~0u, least_stored = ~0u;   /* two chains of mins */
+#pragma unroll
+    for (uint i = 0; i < EVEN(CL) / 2; i++) {
+        const uint2 w = pairs[i];
+        if (i & 1)
+            least_b = min(least_b, min(w.x, w.y));
+        else
+            least_a = min(least_a, min(w.x, w.y));
+    }
+#pragma unroll
+    for (uint i = 0; i < STEP_STORED_WORDS / 2; i++) {
+        const uint2 w = pairs[EVEN(CL) / 2 + i];
+        least_stored = min(least_stored, min(w.x, w.y));
+    }
+    return (uint2)(min(least_a, least_b), least_stored);
+}
+
+/* A greedy step's word for a weight w > 0 in the work-group minimum (step_least): the
  * bits of w inverted, so that the least word is the largest w (positive floats order as
  * their bits), with their low bits (`mask`) replaced by `slot`, as list_slot_word() does:
  * weights within 2^(bits of mask - 23) of each other (relative) tie, and the lower slot
@@ -408,7 +457,7 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const step_rows_t rows
 #endif
     /* .x: the candidates' least, .y: the stored edges', which count only while a
      * candidate is left (as in the authors' code; with none the fallback weighs them) */
-    const uint2 won = list_least(st, least, stored);
+    const uint2 won = step_least(st, least, stored);
     uint next = won.x == ~0u ? NONE : (uint)cand[cur * CL + (won.x & LIST_SLOT_MASK)];
     *eta_beta = 0.0f;
 #if STORE == STORE_SPM

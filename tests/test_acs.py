@@ -189,9 +189,10 @@ def test_every_stored_edge_keeps_its_own_eta_beta(rt, kind):  # noqa: F811
     assert held > n
 
 
+@pytest.mark.parametrize("cl, s", [(8, 8), (7, 5)])  # odd counts: acs.cl step_least's padding
 @pytest.mark.parametrize("beta", [3.0, 2.5])
 @pytest.mark.parametrize("store", ["matrix", "spm"])
-def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store, beta):  # noqa: F811
+def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store, beta, cl, s):  # noqa: F811
     """q0 = 1 from city cur, against a host scan of tau(cur, v) (1 / d)^beta: over the
     matrix, the argmax over the unvisited candidates, or over every unvisited city when
     none is left (the fallback); over the selective memory, the argmax over every
@@ -199,7 +200,7 @@ def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store, be
     authors' code).  Ties to the lower city.  The memory holds a few edges with trails up
     to 10^6 tau_min (some to far cities), every other edge is at tau_min; some trials
     leave no candidate unvisited."""
-    n, s, cl, tau_min = 150, 8, 8, np.float32(1e-3)
+    n, tau_min = 150, np.float32(1e-3)
     inst = generate("uniform", n, seed=11)
     dinst = DeviceInstance(rt, inst)
     d = inst.full_matrix().astype(np.float64)
@@ -239,7 +240,7 @@ def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store, be
         out = rt.empty(8)
         k(rt.queue, (32,), (32,), *dinst.dist_args, cand.cities, heur, store_buf,
           rt.to_device(np.zeros(n, np.uint32)), tau_min, np.float32(1.0), np.float32(beta), np.uint32(cur),
-          rt.to_device(words), out, lm(4 * len(words)), lm(8 * 32 + acs.SPM_EDGE_BYTES * s))
+          rt.to_device(words), out, lm(4 * len(words)), lm(acs.scratch_bytes(store == "spm", cl, s)))
         eta = (1.0 / np.maximum(d[cur], 0.5)) ** beta
         w = np.where(visited, -1.0, tau[cur].astype(np.float64) * eta)
         left = [v for v in lists[cur] if not visited[v]]
@@ -331,7 +332,7 @@ def test_a_tabu_that_does_not_fit_local_memory_says_how_many_cities_would(rt):  
     small.__dict__["limits"] = rt.limits.__class__(**{**rt.limits.__dict__, "local_mem": 2200})
     inst = generate("uniform", 16000, seed=1)
     ctx = SolveContext(small, DeviceInstance(small, inst), seed=1)
-    with pytest.raises(UsageError, match=r"16000 cities need 2448 bytes.*has 2200 \(up to 14016 cities\)"):
+    with pytest.raises(UsageError, match=r"16000 cities need 2576 bytes.*has 2200 \(up to 12992 cities\)"):
         acs.AcsColony(ctx, acs.AcsParams())
 
 

@@ -52,6 +52,17 @@ SPM_EDGE_BYTES = 16                # acs.cl: a stored edge (node, tau, eta^beta,
 GROUP = 32                        # work-items per ant: one per candidate (cl 32)
 
 
+def scratch_bytes(spm: bool, cl: int, spm_size: int) -> int:
+    """An ant's local scratch, as acs.cl lays it out: the reductions' GROUP longs, over
+    the selective memory the copy of the current city's stored edges (step_ring: a
+    (node, trail) pair and an eta^beta each), then step_least's words (the candidates',
+    and over the selective memory the stored edges'), each part an even count of words."""
+    def even(words: int) -> int:
+        return words + words % 2
+    ring = even(3 * spm_size) if spm else 0
+    return 8 * GROUP + 4 * (ring + even(cl) + (even(spm_size) if spm else 0))
+
+
 @dataclass(frozen=True)
 class AcsParams:
     """variant: gpu (per-step launches, atomic local updates), alt (one launch, racy
@@ -128,15 +139,13 @@ class AcsColony:
         rt, n = ctx.rt, ctx.inst.n
         self.ctx, self.rt, self.n, self.p = ctx, rt, n, p
         self.ants = p.ants or n
-        # the reductions' longs, then spm's copy of the current city's stored edges
-        # (acs.cl step_ring)
-        self.scratch_bytes = 8 * GROUP + (SPM_EDGE_BYTES * p.spm_size if p.variant == "spm" else 0)
+        self.cl = cl = min(p.cl, n - 1)
+        self.scratch_bytes = scratch_bytes(p.variant == "spm", cl, p.spm_size)
         need = 4 * (-(-n // 32)) + self.scratch_bytes + 64   # the tabu bitmask, the scratch
         if need > rt.limits.local_mem:
             most = 32 * ((rt.limits.local_mem - self.scratch_bytes - 64) // 4)
             raise UsageError(f"acs keeps an ant's visited cities as a bitmask in local memory: {n} cities "
                              f"need {need} bytes, {rt.name} has {rt.limits.local_mem} (up to {most} cities)")
-        self.cl = cl = min(p.cl, n - 1)
         self.cand = ctx.candidates(CandidateParams("knn", cl)).cities
         store = "spm" if p.variant == "spm" else "matrix"
         defines = {"CL": cl, "STORE": STORES[store], "SPM_S": p.spm_size,
