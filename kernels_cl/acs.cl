@@ -267,12 +267,16 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
     __local const uint2 *row = step_ring(st);
     __local const float *row_heur = step_ring_heur(st);
     ulong nearest = ULONG_MAX;
+    /* every city's distance, visited or not, and a select: with the distance under the
+     * tabu test its coordinate loads waited one city at a time (256 ants, k 4: spm 3-6 %
+     * slower, BENCHMARKS.md) */
+#pragma unroll 4
     for (uint v = lid; v < un; v += p) {
         int stored = 0;
         for (uint i = 0; i < SPM_S; i++)
             stored |= row[i].x == v;
-        if (!stored && !tabu_visited(TABU_ARGS, un, v))
-            nearest = min(nearest, ((ulong)DIST((int)cur, (int)v) << 32) | v);
+        const ulong entry = ((ulong)DIST((int)cur, (int)v) << 32) | v;
+        nearest = !stored && !tabu_visited(TABU_ARGS, un, v) ? min(nearest, entry) : nearest;
     }
     if (nearest != ULONG_MAX) {
         const uint v = (uint)nearest;
@@ -296,7 +300,8 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
 }
 
 /* step_least()'s words, pairs of uints: CL candidates' words (an even count), then over
- * the selective memory SPM_S stored edges' (an even count), after step_ring()'s. */
+ * the selective memory SPM_S stored edges' (an even count), after step_ring()'s; then
+ * step_offer()'s candidates and their eta^beta (an even count each). */
 #define EVEN(x) (((x) + 1) & ~1)
 #if STORE == STORE_SPM
 #define STEP_STORED_WORDS EVEN(SPM_S)
@@ -306,6 +311,29 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
 inline __local uint *step_words(const select_state_t *st)
 {
     return (__local uint *)st->scratch + 2 * get_local_size(0) + EVEN(STEP_RING_WORDS);
+}
+
+/* Work-item i's candidate v and its eta^beta, for step_candidate() after step_least()'s
+ * barrier: read from local memory there, where the winner's reload from the list waited
+ * for L1 (256 ants, k 4: spm 3-7 % slower, BENCHMARKS.md). */
+inline __local uint *step_candidates(const select_state_t *st)
+{
+    return step_words(st) + EVEN(CL) + STEP_STORED_WORDS;
+}
+
+inline void step_offer(const select_state_t *st, const uint v, const float eta_beta)
+{
+    const uint i = get_local_id(0);
+    if (i < CL) {
+        step_candidates(st)[i] = v;
+        step_candidates(st)[EVEN(CL) + i] = as_uint(eta_beta);
+    }
+}
+
+/* Candidate `slot`'s (city, eta^beta), as step_offer() gave them. */
+inline uint2 step_candidate(const select_state_t *st, const uint slot)
+{
+    return (uint2)(step_candidates(st)[slot], step_candidates(st)[EVEN(CL) + slot]);
 }
 
 /* The least of the candidates' words (.x) and of the stored edges' (.y) of a step, ~0u
@@ -458,12 +486,17 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const step_rows_t rows
 #endif
     /* .x: the candidates' least, .y: the stored edges', which count only while a
      * candidate is left (as in the authors' code; with none the fallback weighs them) */
+    step_offer(st, v, heur);
     const uint2 won = step_least(st, least, stored);
-    uint next = won.x == ~0u ? NONE : (uint)cand[cur * CL + (won.x & LIST_SLOT_MASK)];
+    uint next = NONE;
     *eta_beta = 0.0f;
+    if (won.x != ~0u) {
+        const uint2 candidate = step_candidate(st, won.x & LIST_SLOT_MASK);
+        next = candidate.x;
+        if (STORE == STORE_SPM)
+            *eta_beta = as_float(candidate.y);
+    }
 #if STORE == STORE_SPM
-    if (won.x != ~0u)
-        *eta_beta = cand_heur[cur * CL + (won.x & LIST_SLOT_MASK)];
     if (won.x != ~0u && won.y < won.x) {
         next = ring[won.y & STORED_SLOT_MASK].x;
         *eta_beta = ring_heur[won.y & STORED_SLOT_MASK];

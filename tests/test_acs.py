@@ -332,7 +332,7 @@ def test_a_tabu_that_does_not_fit_local_memory_says_how_many_cities_would(rt):  
     small.__dict__["limits"] = rt.limits.__class__(**{**rt.limits.__dict__, "local_mem": 2200})
     inst = generate("uniform", 16000, seed=1)
     ctx = SolveContext(small, DeviceInstance(small, inst), seed=1)
-    with pytest.raises(UsageError, match=r"16000 cities need 2576 bytes.*has 2200 \(up to 12992 cities\)"):
+    with pytest.raises(UsageError, match=r"16000 cities need 2832 bytes.*has 2200 \(up to 10944 cities\)"):
         acs.AcsColony(ctx, acs.AcsParams())
 
 

@@ -56,11 +56,12 @@ def scratch_bytes(spm: bool, cl: int, spm_size: int) -> int:
     """An ant's local scratch, as acs.cl lays it out: the reductions' GROUP longs, over
     the selective memory the copy of the current city's stored edges (step_ring: a
     (node, trail) pair and an eta^beta each), then step_least's words (the candidates',
-    and over the selective memory the stored edges'), each part an even count of words."""
+    and over the selective memory the stored edges'), then step_offer's candidates and
+    their eta^beta, each part an even count of words."""
     def even(words: int) -> int:
         return words + words % 2
     ring = even(3 * spm_size) if spm else 0
-    return 8 * GROUP + 4 * (ring + even(cl) + (even(spm_size) if spm else 0))
+    return 8 * GROUP + 4 * (ring + even(cl) + (even(spm_size) if spm else 0) + 2 * even(cl))
 
 
 @dataclass(frozen=True)
