@@ -340,7 +340,7 @@ inline uint2 step_candidate(const select_state_t *st, const uint slot)
  * where none was offered: each work-item writes its words, and after one barrier every
  * work-item reads them all.  ants.h list_least() took a local atomic min for each, 32
  * work-items on one word: a step of spm at 256 ants took about 100 cycles longer of
- * about 1,700, 8 % of an iteration (clock64 marks, H100, BENCHMARKS.md).  The next
+ * about 1,700, an iteration 3-8 % longer (clock64 marks, H100, BENCHMARKS.md).  The next
  * call's writes follow the step's last barrier. */
 inline uint2 step_least(const select_state_t *st, const uint candidate_word, const uint stored_word)
 {
@@ -399,8 +399,8 @@ inline uint greedy_word(const float w, const uint slot, const uint mask)
 inline uint stored_word(TABU_DECL, const uint n, const uint4 mine)
 {
     const uint i = get_local_id(0);
-    /* selects, not branches: with the early returns the step took 10 % longer (clock64
-     * marks: about 230 cycles here, BENCHMARKS.md); an empty slot reads the tabu of city
+    /* selects, not branches: with the early returns an iteration of spm at 256 ants took
+     * 7-8 % longer (clock64 marks: about 230 cycles here, against 120, BENCHMARKS.md); an empty slot reads the tabu of city
      * n - 1 and is dropped */
     const float w = as_float(mine.y) * as_float(mine.z);
     const int live = (i < SPM_S) & (mine.x != EMPTY_NODE) & !tabu_visited(TABU_ARGS, n, min(mine.x, n - 1u)) &
