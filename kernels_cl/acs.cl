@@ -326,11 +326,13 @@ inline void step_offer(const select_state_t *st, const uint v, const float eta_b
     const uint i = get_local_id(0);
     if (i < CL) {
         step_candidates(st)[i] = v;
-        step_candidates(st)[EVEN(CL) + i] = as_uint(eta_beta);
+        if (STORE == STORE_SPM)   /* over the matrix no local update needs it */
+            step_candidates(st)[EVEN(CL) + i] = as_uint(eta_beta);
     }
 }
 
-/* Candidate `slot`'s (city, eta^beta), as step_offer() gave them. */
+/* Candidate `slot`'s (city, eta^beta), as step_offer() gave them (.y over the selective
+ * memory only). */
 inline uint2 step_candidate(const select_state_t *st, const uint slot)
 {
     return (uint2)(step_candidates(st)[slot], step_candidates(st)[EVEN(CL) + slot]);
