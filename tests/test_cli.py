@@ -85,6 +85,25 @@ def test_json_summary_and_log(small, tmp_path):
     assert parsed.algorithm == "greedy" and parsed.progress[-1][2] == 800
 
 
+def test_dash_output_is_stdout(small, tmp_path):
+    r = tspcl("solve", str(small), "--algo", "nn", "-o", "-", "-q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert parse_tour(r.stdout).order.size == 8 and not (tmp_path / "-").exists()
+    tour = tmp_path / "t.tour"
+    r = tspcl("solve", str(small), "--algo", "greedy", "-o", str(tour), "--log", "-", "-q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert parse_log(r.stdout).progress[-1][2] == 800 and parse_tour(tour.read_text()).order.size == 8
+    g = tspcl("gen", "uniform", "-n", "20", "-o", "-", cwd=tmp_path)
+    assert g.returncode == 0 and "DIMENSION : 20" in g.stdout and not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("args", [["--log", "-"], ["-o", "-", "--json"], ["--json", "--log", "-"]])
+def test_one_thing_on_stdout(small, tmp_path, args):
+    r = tspcl("solve", str(small), "--algo", "nn", *args, "-q", cwd=tmp_path)
+    assert r.returncode == errors.EXIT_USAGE and "cannot both go to stdout" in r.stderr
+    assert r.stdout == "" and list(tmp_path.iterdir()) == [small]
+
+
 def test_stdin_pipeline_into_verify(small):
     r = tspcl("solve", "-", "--algo", "nn", "-q", stdin=SMALL)
     assert r.returncode == 0, r.stderr

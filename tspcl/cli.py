@@ -28,6 +28,11 @@ app = typer.Typer(
          "anywhere for tracebacks.")
 
 
+def _stdout_as_none(output: Optional[str]) -> Optional[str]:
+    """-o -: stdout, as if no -o were given (a file named '-' is ./-)."""
+    return None if output == "-" else output
+
+
 def _key_values(pairs: List[str]) -> dict[str, str]:
     out = {}
     for p in pairs:
@@ -102,8 +107,10 @@ def solve(
         None, "--device", "-d", help="auto (GPU if any, else CPU), gpu, cpu or P:D "
         "(platform:device from `tspcl devices`); default $TSPCL_DEVICE or auto."),
     output: Optional[str] = typer.Option(None, "--output", "-o",
-                                         help="Write the tour here (atomically) instead of stdout."),
-    log: Optional[str] = typer.Option(None, "--log", help="Write a TSPLIB-style run log here."),
+                                         help="Write the tour here (atomically) instead of stdout ('-': "
+                                         "stdout)."),
+    log: Optional[str] = typer.Option(None, "--log", help="Write a TSPLIB-style run log here ('-': stdout, "
+                                      "with the tour in a file)."),
     as_json: bool = typer.Option(False, "--json",
                                  help="Print a JSON summary on stdout instead of the tour."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or device line on stderr."),
@@ -119,6 +126,11 @@ def solve(
     from .solvers import get_solver
     from .tsplib import RunLog, format_log, format_tour, read_problem
 
+    on_stdout = [name for name, there in (("the tour", output == "-" or (not output and not as_json)),
+                                          ("--log", log == "-"), ("--json", as_json)) if there]
+    output = _stdout_as_none(output)
+    if len(on_stdout) > 1:
+        raise UsageError(f"{' and '.join(on_stdout)} cannot both go to stdout; give -o FILE or --log FILE")
     spec = get_solver(algo)
     values = _key_values(param)
     for option, key, value in (("--ls", "ls", ls), ("--neighbors", "neighbors", neighbors),
@@ -171,12 +183,16 @@ def solve(
     if output:
         write_atomic(output, tour_text)
     if log:
-        write_atomic(log, format_log(RunLog(
+        log_text = format_log(RunLog(
             name=inst.name, algorithm=spec.name,
             parameters={k: "".join(str(v).split()) for k, v in res.params.items()},
             device=res.device,
             seed=seed, version=res.version,
-            progress=[(p.elapsed, p.iteration, p.best_length) for p in res.history])))
+            progress=[(p.elapsed, p.iteration, p.best_length) for p in res.history]))
+        if log == "-":
+            write_stdout(log_text)
+        else:
+            write_atomic(log, log_text)
     if as_json:
         write_stdout(json.dumps(res.summary()) + "\n")
     elif not output:
@@ -282,7 +298,7 @@ def gen(
     n: int = typer.Option(..., "-n", help="Number of cities."),
     seed: int = typer.Option(1, "--seed", "-s", min=0, help="Seed of the random layouts."),
     name: Optional[str] = typer.Option(None, "--name", help="NAME in the file (default KIND+N)."),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write here instead of stdout ('-': stdout)."),
 ):
     """Generate an instance as a TSPLIB file (circle and grid state their optimum in COMMENT)."""
     from .gen import GENERATORS, generate
@@ -292,6 +308,7 @@ def gen(
     if kind not in GENERATORS:
         raise UsageError(f"unknown generator {kind!r}; choose one of {', '.join(GENERATORS)}")
     text = format_problem(generate(kind, n, seed=seed, name=name))
+    output = _stdout_as_none(output)
     if output:
         write_atomic(output, text)
     else:
