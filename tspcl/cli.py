@@ -130,7 +130,7 @@ def solve(
                                           ("--log", log == "-"), ("--json", as_json)) if there]
     output = _stdout_as_none(output)
     if len(on_stdout) > 1:
-        raise UsageError(f"{' and '.join(on_stdout)} cannot both go to stdout; give -o FILE or --log FILE")
+        raise UsageError(f"only one of {', '.join(on_stdout)} can go to stdout; give -o FILE or --log FILE")
     spec = get_solver(algo)
     values = _key_values(param)
     for option, key, value in (("--ls", "ls", ls), ("--neighbors", "neighbors", neighbors),
