@@ -13,8 +13,11 @@
  * ORDER: how the ants' steps interleave, each a way a GPU's concurrent ants could be
  * serialised: "step" (default: every ant takes step s from the trails as they were after
  * step s - 1, then all their local updates apply), "ant" (within a step, ant a sees the
- * updates of ants 0 .. a - 1) or "tour" (each ant builds its whole tour in turn, as
- * PoCL's few threads run the work-groups).  ANTS 256, K 4 (the paper's Table 9).  EVERY:
+ * updates of ants 0 .. a - 1), "tour" (each ant builds its whole tour in turn, as
+ * PoCL's few threads run the work-groups), "delayD" (as step, but the updates of step s
+ * apply after step s + D: seen D steps late) or "chunkD" (the updates wait for the end
+ * of every D-th step, then apply in the order of the steps; chunk with D >= n: not until
+ * every tour is built).  ANTS 256, K 4 (the paper's Table 9).  EVERY:
  * print the selective memory's state every EVERY iterations (before the global update)
  * to stderr.  Prints the best length and its gap % to stdout.  Not part of the package:
  * BENCHMARKS.md (ACS, quality per iteration) cites its figures, from the build above on
@@ -198,7 +201,7 @@ static void read_euc2d(const char *path)
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: %s FILE.tsp OPTIMUM ITERATIONS SEED [step|ant|tour [ANTS [K [EVERY]]]]\n", argv[0]);
+        fprintf(stderr, "usage: %s FILE.tsp OPTIMUM ITERATIONS SEED [step|ant|tour|delayD|chunkD [ANTS [K [EVERY]]]]\n", argv[0]);
         return 2;
     }
     read_euc2d(argv[1]);
@@ -206,9 +209,13 @@ int main(int argc, char **argv)
     const int iterations = atoi(argv[3]);
     rng_state = strtoull(argv[4], NULL, 10) * 7919 + 1;
     const char *order = argc > 5 ? argv[5] : "step";
-    const int by_tour = !strcmp(order, "tour"), deferred = !strcmp(order, "step");
+    const int by_tour = !strcmp(order, "tour");
+    const int delay = !strncmp(order, "delay", 5) ? atoi(order + 5) : -1;
+    const int chunk = !strncmp(order, "chunk", 5) ? atoi(order + 5) : 0;
+    const int deferred = !strcmp(order, "step") || delay >= 0 || chunk > 0;
+    const int lag = delay >= 0 ? delay : 0;
     if (!by_tour && !deferred && strcmp(order, "ant")) {
-        fprintf(stderr, "ORDER must be step, ant or tour (got %s)\n", order);
+        fprintf(stderr, "ORDER must be step, ant, tour, delayD or chunkD (got %s)\n", order);
         return 2;
     }
     const int ants = argc > 6 ? atoi(argv[6]) : 256, k = argc > 7 ? atoi(argv[7]) : 4;
@@ -239,7 +246,7 @@ int main(int argc, char **argv)
     }
     const int words = (n + 31) / 32;
     int *tours = malloc(sizeof *tours * ants * n), *best_tour = malloc(sizeof *best_tour * n);
-    int *pending = malloc(sizeof *pending * 2 * ants);
+    int *pending = malloc(sizeof *pending * 3 * ants * n);
     uint32_t *tabu = malloc(sizeof *tabu * ants * words);
     long best_length = -1;
     for (int it = 0; it < iterations; it++) {
@@ -249,8 +256,9 @@ int main(int argc, char **argv)
             tours[a * n] = start;
             tabu[a * words + (start >> 5)] |= 1u << (start & 31);
         }
+        int held = 0, applied = 0;
         for (int outer = 0; outer < (by_tour ? ants : n - 1); outer++)
-            for (int inner = 0, held = 0; inner < (by_tour ? n - 1 : ants); inner++) {
+            for (int inner = 0; inner < (by_tour ? n - 1 : ants); inner++) {
                 const int a = by_tour ? outer : inner, step = 1 + (by_tour ? inner : outer);
                 uint32_t *t = tabu + a * words;
                 const int cur = tours[a * n + step - 1], next = next_city(t, cur, q0);
@@ -258,13 +266,17 @@ int main(int argc, char **argv)
                 t[next >> 5] |= 1u << (next & 31);
                 if (step % k == 0) {
                     if (deferred)
-                        pending[2 * held] = cur, pending[2 * held + 1] = next, held++;
+                        pending[3 * held] = cur, pending[3 * held + 1] = next, pending[3 * held + 2] = step, held++;
                     else
                         update(cur, next, 1.0f - rho, rho * tau0);
                 }
-                if (deferred && inner == ants - 1)
-                    for (int i = 0; i < held; i++)
-                        update(pending[2 * i], pending[2 * i + 1], 1.0f - rho, rho * tau0);
+                if (deferred && inner == ants - 1)  /* after every ant's step: the updates due */
+                    for (; applied < held; applied++) {
+                        const int due = step == n - 1 || (chunk ? step % chunk == 0 : pending[3 * applied + 2] <= step - lag);
+                        if (!due)
+                            break;
+                        update(pending[3 * applied], pending[3 * applied + 1], 1.0f - rho, rho * tau0);
+                    }
             }
         long it_best = -1;
         int it_ant = 0;
