@@ -230,8 +230,14 @@ inline void local_update(PHER_DECL, DIST_PARAMS, const float beta, const uint u,
     const float a = rule.x, b = rule.y;
     const trail_t there = pher_load(PHER_ARGS, DIST_ARGS, u, v), back = pher_load(PHER_ARGS, DIST_ARGS, v, u);
     pher_store(PHER_ARGS, DIST_ARGS, u, v, &there, a, b, eta_beta);
-    pher_store(PHER_ARGS, DIST_ARGS, v, u, &back, a, b,
-               SYMMETRIC || STORE != STORE_SPM ? eta_beta : heuristic(DIST_ARGS, v, u, beta));
+    /* chosen by the preprocessor: a constant operand of || drew a compiler warning, which
+     * PoCL and NVIDIA's OpenCL print to the user's stderr */
+#if SYMMETRIC || STORE != STORE_SPM
+    const float back_eta_beta = eta_beta;
+#else
+    const float back_eta_beta = heuristic(DIST_ARGS, v, u, beta);
+#endif
+    pher_store(PHER_ARGS, DIST_ARGS, v, u, &back, a, b, back_eta_beta);
 }
 
 #define ACS_DECL DIST_PARAMS, __global const int *restrict cand, \
