@@ -15,9 +15,13 @@
  * step s - 1, then all their local updates apply), "ant" (within a step, ant a sees the
  * updates of ants 0 .. a - 1), "tour" (each ant builds its whole tour in turn, as
  * PoCL's few threads run the work-groups), "delayD" (as step, but the updates of step s
- * apply after step s + D: seen D steps late) or "chunkD" (the updates wait for the end
+ * apply after step s + D: seen D steps late), "chunkD" (the updates wait for the end
  * of every D-th step, then apply in the order of the steps; chunk with D >= n: not until
- * every tour is built).  ANTS 256, K 4 (the paper's Table 9).  EVERY:
+ * every tour is built), "antchunkD" (as chunkD, a chunk's updates applied ant by ant,
+ * each ant's in the order of its steps, as branch exp/spm-chunks' kernel applies them at
+ * each city) or "skewD" (as ant, each ant a number of steps behind drawn
+ * uniformly from 0 to D every iteration, as GPU ants drift apart: at time t ant a takes
+ * step t - offset).  ANTS 256, K 4 (the paper's Table 9).  EVERY:
  * print the selective memory's state every EVERY iterations (before the global update)
  * to stderr.  Prints the best length and its gap % to stdout.  Not part of the package:
  * BENCHMARKS.md (ACS, quality per iteration) cites its figures, from the build above on
@@ -86,6 +90,13 @@ static void update(int u, int v, float a, float b)
 {
     update_one_way(u, v, a, b);
     update_one_way(v, u, a, b);
+}
+
+/* qsort: pending updates (cur, next, step, ant) by ant, then step */
+static int by_ant(const void *x, const void *y)
+{
+    const int *a = x, *b = y;
+    return a[3] != b[3] ? (a[3] > b[3]) - (a[3] < b[3]) : (a[2] > b[2]) - (a[2] < b[2]);
 }
 
 static int visited(const uint32_t *tabu, int v) { return tabu[v >> 5] >> (v & 31) & 1; }
@@ -201,7 +212,7 @@ static void read_euc2d(const char *path)
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: %s FILE.tsp OPTIMUM ITERATIONS SEED [step|ant|tour|delayD|chunkD [ANTS [K [EVERY]]]]\n", argv[0]);
+        fprintf(stderr, "usage: %s FILE.tsp OPTIMUM ITERATIONS SEED [step|ant|tour|delayD|chunkD|antchunkD|skewD [ANTS [K [EVERY]]]]\n", argv[0]);
         return 2;
     }
     read_euc2d(argv[1]);
@@ -211,11 +222,13 @@ int main(int argc, char **argv)
     const char *order = argc > 5 ? argv[5] : "step";
     const int by_tour = !strcmp(order, "tour");
     const int delay = !strncmp(order, "delay", 5) ? atoi(order + 5) : -1;
-    const int chunk = !strncmp(order, "chunk", 5) ? atoi(order + 5) : 0;
+    const int ant_major = !strncmp(order, "antchunk", 8);
+    const int chunk = !strncmp(order, "chunk", 5) ? atoi(order + 5) : ant_major ? atoi(order + 8) : 0;
+    const int skew = !strncmp(order, "skew", 4) ? atoi(order + 4) : -1;
     const int deferred = !strcmp(order, "step") || delay >= 0 || chunk > 0;
     const int lag = delay >= 0 ? delay : 0;
-    if (!by_tour && !deferred && strcmp(order, "ant")) {
-        fprintf(stderr, "ORDER must be step, ant, tour, delayD or chunkD (got %s)\n", order);
+    if (!by_tour && !deferred && strcmp(order, "ant") && skew < 0) {
+        fprintf(stderr, "ORDER must be step, ant, tour, delayD, chunkD, antchunkD or skewD (got %s)\n", order);
         return 2;
     }
     const int ants = argc > 6 ? atoi(argv[6]) : 256, k = argc > 7 ? atoi(argv[7]) : 4;
@@ -246,8 +259,9 @@ int main(int argc, char **argv)
     }
     const int words = (n + 31) / 32;
     int *tours = malloc(sizeof *tours * ants * n), *best_tour = malloc(sizeof *best_tour * n);
-    int *pending = malloc(sizeof *pending * 3 * ants * n);
+    int *pending = malloc(sizeof *pending * 4 * ants * n);  /* (cur, next, step, ant) */
     uint32_t *tabu = malloc(sizeof *tabu * ants * words);
+    int *offset = calloc(ants, sizeof *offset);
     long best_length = -1;
     for (int it = 0; it < iterations; it++) {
         memset(tabu, 0, sizeof *tabu * ants * words);
@@ -257,26 +271,34 @@ int main(int argc, char **argv)
             tabu[a * words + (start >> 5)] |= 1u << (start & 31);
         }
         int held = 0, applied = 0;
-        for (int outer = 0; outer < (by_tour ? ants : n - 1); outer++)
+        for (int a = 0; a < ants && skew > 0; a++)  /* skewD: ant a runs offset[a] steps behind */
+            offset[a] = (int)(next_u64() % (uint64_t)(skew + 1));
+        for (int outer = 0; outer < (by_tour ? ants : n - 1 + (skew > 0 ? skew : 0)); outer++)
             for (int inner = 0; inner < (by_tour ? n - 1 : ants); inner++) {
-                const int a = by_tour ? outer : inner, step = 1 + (by_tour ? inner : outer);
-                uint32_t *t = tabu + a * words;
-                const int cur = tours[a * n + step - 1], next = next_city(t, cur, q0);
-                tours[a * n + step] = next;
-                t[next >> 5] |= 1u << (next & 31);
-                if (step % k == 0) {
-                    if (deferred)
-                        pending[3 * held] = cur, pending[3 * held + 1] = next, pending[3 * held + 2] = step, held++;
-                    else
-                        update(cur, next, 1.0f - rho, rho * tau0);
+                const int a = by_tour ? outer : inner, step = 1 + (by_tour ? inner : outer - offset[a]);
+                if (step >= 1 && step < n) {
+                    uint32_t *t = tabu + a * words;
+                    const int cur = tours[a * n + step - 1], next = next_city(t, cur, q0);
+                    tours[a * n + step] = next;
+                    t[next >> 5] |= 1u << (next & 31);
+                    if (step % k == 0) {
+                        if (deferred)
+                            pending[4 * held] = cur, pending[4 * held + 1] = next, pending[4 * held + 2] = step,
+                                pending[4 * held + 3] = a, held++;
+                        else
+                            update(cur, next, 1.0f - rho, rho * tau0);
+                    }
                 }
-                if (deferred && inner == ants - 1)  /* after every ant's step: the updates due */
+                if (deferred && inner == ants - 1) {  /* after every ant's step: the updates due */
+                    if (ant_major && (step == n - 1 || step % chunk == 0))
+                        qsort(pending + 4 * applied, held - applied, sizeof *pending * 4, by_ant);
                     for (; applied < held; applied++) {
-                        const int due = step == n - 1 || (chunk ? step % chunk == 0 : pending[3 * applied + 2] <= step - lag);
+                        const int due = step == n - 1 || (chunk ? step % chunk == 0 : pending[4 * applied + 2] <= step - lag);
                         if (!due)
                             break;
-                        update(pending[3 * applied], pending[3 * applied + 1], 1.0f - rho, rho * tau0);
+                        update(pending[4 * applied], pending[4 * applied + 1], 1.0f - rho, rho * tau0);
                     }
+                }
             }
         long it_best = -1;
         int it_ant = 0;
