@@ -297,7 +297,7 @@ def run_suite(spec_file: str, device: str | None, out_dir: str,
                     continue
                 for variant in group.variants:
                     params = applicable(spec, variant)
-                    ptext = format_params(params_dict(params))
+                    ptext = format_params(params_dict(spec.effective(inst, params)))
 
                     def one(seed: int):
                         s = time.perf_counter()

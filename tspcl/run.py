@@ -105,7 +105,7 @@ def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
             raise
         interrupted = True
     optimum = known_optimum(inst)
-    return Result(inst.name, inst.n, spec.name, params_dict(params), seed, rt.name,
+    return Result(inst.name, inst.n, spec.name, params_dict(spec.effective(inst, params)), seed, rt.name,
                   ctx.best_order, ctx.best_length, optimum,
                   time.perf_counter() - started, ctx.kernel_seconds, ctx.iterations,
                   list(ctx.history), interrupted, list(ctx.notes),

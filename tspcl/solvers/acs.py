@@ -29,7 +29,7 @@ and Gambardella), also the selective memory's tau_min.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -125,6 +125,10 @@ class AcsParams:
 
     def greedy_probability(self, n: int) -> float:
         return self.q0 if self.q0 is not None else max(0.0, (n - 20) / n)
+
+    def effective(self, n: int) -> "AcsParams":
+        """As a run on n cities uses them: its ants, q0 and candidate list length."""
+        return replace(self, ants=self.ants or n, q0=self.greedy_probability(n), cl=min(self.cl, max(n - 1, 1)))
 
 
 def beta_whole(beta: float) -> int:
@@ -294,5 +298,6 @@ SOLVERS = [
                "gpu (per-step launches, atomic updates), alt (one launch, racy updates), spm "
                "(selective pheromone memory, O(n s))", AcsParams, run_acs, _memory,
                deterministic=False, unsupported=_cities_fit, racy=_racy,
-               repro_params=tuple(AcsParams(variant=v) for v in VARIANTS)),
+               repro_params=tuple(AcsParams(variant=v) for v in VARIANTS),
+               effective=lambda inst, p: p.effective(inst.n)),
 ]

@@ -109,7 +109,10 @@ class SolverSpec:
     ``deterministic`` solvers give the same tour on every device for the same seed.
     ``racy(params)`` says why runs with those parameters are not bit-reproducible even on
     one device (a paper's relaxed updates), or None; ``repro_params`` are the parameter
-    sets that scripts/repro_check.py runs (default: the defaults alone).
+    sets that scripts/repro_check.py runs (default: the defaults alone);
+    ``effective(instance, params)`` the parameters as a run on that instance uses them,
+    defaults that depend on it filled in (ants = 0 is n ants, ...), which results,
+    tours' COMMENT lines and benchmark rows report.
     """
 
     name: str
@@ -122,6 +125,7 @@ class SolverSpec:
     unsupported: Callable[[Instance], str | None] = lambda inst: None
     racy: Callable[[object], str | None] = lambda params: None
     repro_params: tuple = ()
+    effective: Callable[[Instance, object], object] = lambda inst, params: params
 
     def has_param(self, name: str) -> bool:
         return any(f.name == name for f in dataclasses.fields(self.params_type))

@@ -15,7 +15,7 @@ the roulette's partial sums) may round differently, so tours may differ there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -131,6 +131,12 @@ class MmasParams:
         if self.restart is None:
             return LS_RESTART if self.ls != "none" else 0
         return self.restart
+
+    def effective(self, n: int) -> "MmasParams":
+        """As a run on n cities uses them: its ants, candidate list length, deposit rule
+        and restart period."""
+        return replace(self, ants=self.ants or n, cl=min(self.cl, max(n - 1, 1)), deposit=self.deposit_rule,
+                       restart=self.restart_after)
 
     def deposit_source(self, seed: int, iteration: int) -> str:
         """The tour this iteration's deposit follows (drawn from (seed, iteration), so the
@@ -381,5 +387,6 @@ SOLVERS = [
                deterministic=False, unsupported=_cities_fit,
                repro_params=(*(MmasParams(variant=v) for v in VARIANTS),
                              MmasParams(variant="rwm-bt", cl=0),
-                             MmasParams(variant="rwm-bt", ls="2opt"))),
+                             MmasParams(variant="rwm-bt", ls="2opt")),
+               effective=lambda inst, p: p.effective(inst.n)),
 ]
