@@ -231,7 +231,7 @@ inline void local_update(PHER_DECL, DIST_PARAMS, const float beta, const uint u,
     const trail_t there = pher_load(PHER_ARGS, DIST_ARGS, u, v), back = pher_load(PHER_ARGS, DIST_ARGS, v, u);
     pher_store(PHER_ARGS, DIST_ARGS, u, v, &there, a, b, eta_beta);
     /* chosen by the preprocessor: a constant operand of || drew a compiler warning, which
-     * PoCL and NVIDIA's OpenCL print to the user's stderr */
+     * PoCL prints to the user's stderr */
 #if SYMMETRIC || STORE != STORE_SPM
     const float back_eta_beta = eta_beta;
 #else
