@@ -123,12 +123,11 @@ class AcsParams:
         if self.batch < 1:
             raise UsageError(f"batch must be at least 1 (got {self.batch})")
 
-    def greedy_probability(self, n: int) -> float:
-        return self.q0 if self.q0 is not None else max(0.0, (n - 20) / n)
-
     def effective(self, n: int) -> "AcsParams":
-        """As a run on n cities uses them: its ants, q0 and candidate list length."""
-        return replace(self, ants=self.ants or n, q0=self.greedy_probability(n), cl=min(self.cl, max(n - 1, 1)))
+        """As a run on n cities uses them (the colony takes them from here): its ants, q0
+        and candidate list length."""
+        q0 = self.q0 if self.q0 is not None else max(0.0, (n - 20) / n)
+        return replace(self, ants=self.ants or n, q0=q0, cl=min(self.cl, max(n - 1, 1)))
 
 
 def beta_whole(beta: float) -> int:
@@ -143,8 +142,9 @@ class AcsColony:
         """`count_updates` (tests): every local update adds 1 instead of evaporating."""
         rt, n = ctx.rt, ctx.inst.n
         self.ctx, self.rt, self.n, self.p = ctx, rt, n, p
-        self.ants = p.ants or n
-        self.cl = cl = min(p.cl, n - 1)
+        used = p.effective(n)
+        self.ants = used.ants
+        self.cl = cl = used.cl
         self.scratch_bytes = scratch_bytes(p.variant == "spm", cl, p.spm_size)
         need = 4 * (-(-n // 32)) + self.scratch_bytes + 64   # the tabu bitmask, the scratch
         if need > rt.limits.local_mem:
@@ -177,7 +177,7 @@ class AcsColony:
         self.status, self.limits = rt.empty(48), rt.empty(16)
         self.best_group = rt.work_group_size(self.k["mmas_best"], 256)
         self.tau0 = 0.0
-        self.q0 = p.greedy_probability(n)
+        self.q0 = used.q0
         self.store = store
         self.ls = AntTwoOpt(ctx, self.ants, AntTwoOptParams(neighbors=p.ls_neighbors)) if p.ls == "2opt" else None
 
@@ -268,7 +268,7 @@ def run_acs(ctx: SolveContext, p: AcsParams) -> None:
 
 def _memory(inst: Instance, p: AcsParams) -> int:
     n = inst.n
-    ants = p.ants or n
+    ants = p.effective(n).ants
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
     pheromone = n * (SPM_EDGE_BYTES * p.spm_size + 4) if p.variant == "spm" else 4 * n * n
     visited = 0

@@ -133,8 +133,9 @@ class MmasParams:
         return self.restart
 
     def effective(self, n: int) -> "MmasParams":
-        """As a run on n cities uses them: its ants, candidate list length, deposit rule
-        and restart period."""
+        """As a run on n cities uses them (the colony takes its ants and candidate list
+        length from here): its ants, candidate list length, deposit rule and restart
+        period."""
         return replace(self, ants=self.ants or n, cl=min(self.cl, max(n - 1, 1)), deposit=self.deposit_rule,
                        restart=self.restart_after)
 
@@ -219,9 +220,9 @@ class DeviceColony:
         rt, inst = ctx.rt, ctx.inst
         n = inst.n
         self.ctx, self.rt, self.n, self.p = ctx, rt, n, p
-        self.ants = p.ants or n
-        cl = min(p.cl, n - 1)
-        self.cl = cl
+        used = p.effective(n)
+        self.ants = used.ants
+        self.cl = cl = used.cl
         self.cand = ctx.candidates(CandidateParams("knn", cl)).cities if cl else rt.empty(4)
         store = {"WEIGHTS": STORES[p.store], **({"CL": cl} if p.store == "candidates" else {})}
         # RWM keeps its slots' weights in local memory for the owner's walk where they fit
@@ -364,12 +365,13 @@ def run_mmas(ctx: SolveContext, p: MmasParams) -> None:
 
 def _memory(inst: Instance, p: MmasParams) -> int:
     n = inst.n
-    ants = p.ants or n
+    used = p.effective(n)
+    ants = used.ants
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    cells = n * (min(p.cl, n - 1) if p.store == "candidates" else n)
+    cells = n * (used.cl if p.store == "candidates" else n)
     matrices = (4 if p.selection == "wrs" else 3) * 4 * cells
     if p.store == "matrix":
-        matrices += 4 * n * min(p.cl, n - 1)  # the list weights' copy
+        matrices += 4 * n * used.cl  # the list weights' copy
     ls = (ant_two_opt.memory_bytes(n, ants) + candidate_bytes(n, p.ls_neighbors)) if p.ls == "2opt" else 0
     return (base + matrices + 4 * ants * n + 8 * ants + candidate_bytes(n, max(p.cl, 10))
             + ls + 16 * n + 2**20)
