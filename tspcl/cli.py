@@ -60,7 +60,9 @@ def solve(
                              help="Random seed: the same seed on the same device gives the same tour."),
     time_limit: Optional[float] = typer.Option(
         None, "--time-limit", "-t", min=0.0,
-        help="Seconds for the whole run, parsing included; the best tour so far is written."),
+        help="Seconds for the whole run, parsing included; the best tour so far is written. "
+             "mmas, acs and ga start no iteration (generation) that would end past it, "
+             "by the time the ones before took."),
     iterations: Optional[str] = typer.Option(
         None, "--iterations", "-i",
         help="Iteration budget: a count, or for ils a multiple of n such as 0.1n, 1n, 10n "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Callable, Protocol
 
 
 class StoppingCriterion(Protocol):
@@ -21,16 +21,18 @@ class MaxIterations:
 
 @dataclass
 class Deadline:
-    """Stops at an absolute time.perf_counter() instant (the CLI's --time-limit counts
-    from process start, so parsing and kernel builds are inside the budget)."""
+    """Stops at an absolute `clock` instant, time.perf_counter()'s by default (the CLI's
+    --time-limit counts from process start, so parsing and kernel builds are inside the
+    budget)."""
 
     at: float
+    clock: Callable[[], float] = time.perf_counter
 
     def __call__(self, iteration: int) -> bool:
-        return time.perf_counter() >= self.at
+        return self.clock() >= self.at
 
     def remaining(self) -> float:
-        return max(0.0, self.at - time.perf_counter())
+        return max(0.0, self.at - self.clock())
 
 
 @dataclass
@@ -39,3 +41,7 @@ class AnyOf:
 
     def __call__(self, iteration: int) -> bool:
         return any(c(iteration) for c in self.criteria)
+
+    def remaining(self) -> float | None:
+        """Seconds to the earliest deadline; None without one."""
+        return min((c.remaining() for c in self.criteria if isinstance(c, Deadline)), default=None)

@@ -28,13 +28,34 @@ def run_batches(ctx: SolveContext, device, steps: int, batch: int,
     solver decides what later steps enqueue), the batch's device time is added, and the
     best tour is published if ``ctx.publish_due``.  At the end the best tour, if the
     device has one, is published, and ``ctx.iterations`` is set to the steps done.
+
+    Under a time limit a batch holds only the steps that fit in the time left, each
+    taken to last as long as one of the batch before did (the first batch is one step),
+    and no step is started that would end past the limit: a step once enqueued runs to
+    its end, so a whole batch of slow steps (PoCL, ants = n, 2-opt) used to overrun the
+    limit by up to `batch` steps.  Without a time limit the batches, and so the run, do
+    not depend on time.
     """
     done = 0
+    step_s = None   # how long a step of the last batch took, on the time limit's clock
     while done < steps and not ctx.stop(done):
         count = min(batch, steps - done)
+        left = ctx.stop.remaining()
+        if left is not None:
+            if step_s is None:
+                fit = 1
+            elif step_s > 0:
+                fit = int(left / step_s)
+            else:   # a clock too coarse to see the batch
+                fit = count
+            if fit == 0:
+                break
+            count = min(count, fit)
         events = [e for j in range(count) for e in enqueue(done + j, ctx.seed)]
         done += count
         status = device.read_status()
+        if left is not None:
+            step_s = (left - ctx.stop.remaining()) / count
         if after_batch is not None:
             after_batch(done, status)
         ctx.timed_span(events[0], events[-1])
