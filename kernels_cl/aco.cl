@@ -475,13 +475,16 @@ __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
         int marked;  /* the same for the whole work-group */
         uint next = next_city(TABU_ARGS, WEIGHT_ARGS, cur, key, ant, iteration, step, un - step,
                               &st, &marked);
-        if (marked && SELECT == SELECT_RWM) {  /* the selection's barrier already put the
-                                                * mark before the next step's reads */
+#if SELECT == SELECT_RWM  /* by the preprocessor: `marked && SELECT == SELECT_RWM` drew a
+                          * compiler warning (a constant operand of &&) on PoCL's stderr */
+        if (marked) {  /* the selection's barrier already put the mark before the next
+                        * step's reads */
             if (lid == 0)
                 tour[step] = (int)next;
             cur = next;
             continue;
         }
+#endif
         for (uint i = 0; next == NONE; i++)  /* every weight underflowed: the first free */
             next = tabu_candidate(TABU_ARGS, un, i);
         if (lid == 0) {

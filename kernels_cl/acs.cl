@@ -42,6 +42,12 @@
 #ifndef COUNT_UPDATES
 #define COUNT_UPDATES 0
 #endif
+/* -D UNROLL_HINTS=1 (acs.py, on GPUs): fallback_entry's scan of every city carries an
+ * unroll hint, measured on NVIDIA's compiler; a CPU's (PoCL's) cannot take it and printed
+ * "1 warning generated." on the user's stderr at every fresh build. */
+#ifndef UNROLL_HINTS
+#define UNROLL_HINTS 0
+#endif
 
 /* ---- the pheromone ----------------------------------------------------------------------
  * STORE_MATRIX: tau[u * n + v].  STORE_SPM (section 3.2, Fig. 5): city u keeps SPM_S
@@ -276,7 +282,9 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
     /* every city's distance, visited or not, and a select: with the distance under the
      * tabu test its coordinate loads waited one city at a time (256 ants, k 4: spm 3-6 %
      * slower, BENCHMARKS.md) */
+#if UNROLL_HINTS
 #pragma unroll 4
+#endif
     for (uint v = lid; v < un; v += p) {
         int stored = 0;
         for (uint i = 0; i < SPM_S; i++)

@@ -35,8 +35,9 @@ EOF
 """
 
 
-def tspcl(*args, stdin: str | None = None, cwd=None):
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+def tspcl(*args, stdin: str | None = None, cwd=None, env_extra: dict | None = None):
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           **(env_extra or {})}
     return subprocess.run([sys.executable, "-m", "tspcl", *args], input=stdin, text=True,
                           capture_output=True, env=env, cwd=cwd, timeout=300)
 
@@ -55,6 +56,19 @@ def test_solve_writes_a_tour_on_stdout_and_diagnostics_on_stderr(small):
     assert sorted(tour.order.tolist()) == list(range(8))
     assert "length 800" in r.stdout  # the square's perimeter, stated in the COMMENT
     assert "device" in r.stderr and "TOUR_SECTION" not in r.stderr
+
+
+@pytest.mark.parametrize("args", [("--algo", "acs", "--variant", "spm"), ("--algo", "acs", "--variant", "gpu"),
+                                  ("--algo", "mmas", "--variant", "rwm-lc", "--ls", "2opt"),
+                                  ("--algo", "mmas", "--variant", "wrs-bt"), ("--algo", "ga"),
+                                  ("--algo", "lk"), ("--algo", "tabu")])
+def test_quiet_runs_print_nothing_even_when_kernels_are_built_afresh(small, tmp_path, args):
+    """A compiler's warnings (PoCL prints them on stderr, without its own cache or
+    pyopencl's) would break --quiet's promise: aco.cl's and acs.cl's did."""
+    r = tspcl("solve", str(small), *args, "--iterations", "3", "-o", str(tmp_path / "t.tour"), "-q",
+              env_extra={"PYOPENCL_NO_CACHE": "1", "POCL_KERNEL_CACHE": "0"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "" and r.stderr == ""
 
 
 @pytest.mark.parametrize("algo", ["nn", "greedy", "sfc", "random"])

@@ -156,7 +156,7 @@ class AcsColony:
         defines = {"CL": cl, "STORE": STORES[store], "SPM_S": p.spm_size,
                    "ATOMIC_UPDATE": int(p.variant == "gpu"), "COUNT_UPDATES": int(count_updates),
                    "FRESH_READS": READS[p.reads], "BETA_WHOLE": beta_whole(p.beta),
-                   "SYMMETRIC": int(ctx.inst.symmetric)}
+                   "SYMMETRIC": int(ctx.inst.symmetric), "UNROLL_HINTS": int(rt.limits.is_gpu)}
         names = ("acs_first", "acs_step", "acs_close") if p.variant == "gpu" else ("acs_construct",)
         self.k = {name: ctx.dinst.kernel("acs", name, **defines) for name in names + ("acs_global",)}
         self.k["mmas_best"] = ctx.dinst.kernel("mmas", "mmas_best")
