@@ -476,7 +476,8 @@ __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
         uint next = next_city(TABU_ARGS, WEIGHT_ARGS, cur, key, ant, iteration, step, un - step,
                               &st, &marked);
 #if SELECT == SELECT_RWM  /* by the preprocessor: `marked && SELECT == SELECT_RWM` drew a
-                          * compiler warning (a constant operand of &&) on PoCL's stderr */
+                          * warning (a constant operand of &&) from PoCL's and NVIDIA's
+                          * compilers, on the user's stderr */
         if (marked) {  /* the selection's barrier already put the mark before the next
                         * step's reads */
             if (lid == 0)
