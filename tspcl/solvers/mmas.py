@@ -133,9 +133,8 @@ class MmasParams:
         return self.restart
 
     def effective(self, n: int) -> "MmasParams":
-        """As a run on n cities uses them (the colony takes its ants and candidate list
-        length from here): its ants, candidate list length, deposit rule and restart
-        period."""
+        """As a run on n cities uses them: its ants and candidate list length (the colony
+        takes them from here), deposit rule and restart period."""
         return replace(self, ants=self.ants or n, cl=min(self.cl, max(n - 1, 1)), deposit=self.deposit_rule,
                        restart=self.restart_after)
 
