@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
-from tspcl.errors import UsageError
+from tspcl.errors import EXIT_USAGE, UsageError
 from tspcl.gen import GENERATORS, generate, grid_shape, known_optimum, optimal_tour
 from tspcl.instance import Instance
 
@@ -232,3 +234,27 @@ def test_tsplib_round_trip(kind, n):
         assert back.tour_length(t) == known_optimum(back)
     else:
         assert t is None
+
+
+# ---- names: what gen writes, tspcl reads back as it was given -------------------------
+@pytest.mark.parametrize("name", ["a\nb", "a\rb", " padded", "padded ", "nul\x00",
+                                  "esc\x1b[0m", "raw\udcff", "line\u2028sep", "\t"])
+def test_names_that_would_not_read_back_are_refused(name):
+    with pytest.raises(UsageError, match="cannot be written as it is"):
+        generate("uniform", 10, name=name)
+
+
+@pytest.mark.parametrize("name", ["", "my instance", "a:b", "\u00e4\U0001f600", "EOF",
+                                  "x" * 500])
+def test_odd_but_writable_names_round_trip(name):
+    from tspcl.tsplib import format_problem, parse_problem
+
+    inst = generate("circle", 10, name=name)
+    assert parse_problem(format_problem(inst)).name == name
+
+
+def test_cli_refuses_a_name_with_a_newline():
+    r = subprocess.run([sys.executable, "-m", "tspcl", "gen", "uniform", "-n", "5",
+                        "--name", "two\nlines"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == EXIT_USAGE and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "'two\\nlines'" in r.stderr

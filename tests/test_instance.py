@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tspcl.errors import DataError
-from tspcl.instance import Instance
+from tspcl.instance import MAX_COORD_DISTANCE, Instance, coordinate_problem
 
 
 def pair(weight_type, a, b):
@@ -142,6 +142,93 @@ def test_coordinates_whose_distances_overflow_int32_are_refused():
     with pytest.raises(DataError, match="32-bit"):
         Instance(name="big", kind="TSP", weight_type="EUC_2D",
                  coords=np.array([[0.0, 0.0], [3e9, 0.0]]), source="big.tsp")
+
+
+AXIS_METRICS = ["EUC_2D", "CEIL_2D", "MAN_2D", "MAX_2D", "EUC_3D", "MAN_3D", "MAX_3D"]
+
+
+def _two_cities(weight_type, far, source="<memory>"):
+    d = 3 if weight_type.endswith("3D") else 2
+    coords = np.zeros((2, d))
+    coords[1, :len(far)] = far
+    return Instance(name="b", kind="TSP", weight_type=weight_type, coords=coords,
+                    source=source)
+
+
+@pytest.mark.parametrize("weight_type", AXIS_METRICS)
+def test_largest_distance_is_accepted_and_one_more_refused(weight_type):
+    inst = _two_cities(weight_type, [MAX_COORD_DISTANCE])
+    assert int(inst.dist(0, 1)) == MAX_COORD_DISTANCE
+    with pytest.raises(DataError, match=f"{weight_type} distances up to 1.07374e\\+09"):
+        _two_cities(weight_type, [MAX_COORD_DISTANCE + 1])
+
+
+@pytest.mark.parametrize("weight_type, far, refused", [
+    ("EUC_2D", [8e8, 8e8], True),           # each axis fits, the diagonal does not
+    ("CEIL_2D", [8e8, 8e8], True),
+    ("MAN_2D", [6e8, 6e8], True),
+    ("MAX_2D", [6e8, 6e8], False),
+    ("EUC_3D", [7e8, 7e8, 7e8], True),
+    ("MAN_3D", [4e8, 4e8, 4e8], True),
+    ("MAX_3D", [1e9, 1e9, 1e9], False),
+    ("ATT", [3.3e9, 0], False),             # sqrt(x^2 / 10) = 1.04e9
+    ("ATT", [3.5e9, 0], True),              # 1.107e9
+    ("EUC_2D", [1e19, 0], True),            # inf as an int64 was negative: passed
+    ("EUC_2D", [1e200, 1e200], True),       # the squares overflow to inf
+    ("MAN_2D", [1.7e308, 1.7e308], True),   # the sum overflows to inf
+])
+def test_distance_bound_of_every_metric(weight_type, far, refused):
+    if refused:
+        with pytest.raises(DataError, match="32-bit"):
+            _two_cities(weight_type, far)
+    else:
+        inst = _two_cities(weight_type, far)
+        assert 0 < int(inst.dist(0, 1)) <= MAX_COORD_DISTANCE
+
+
+def test_spread_out_coordinates_are_refused_by_their_spans():
+    """The bound comes from the spans of all cities, not from one pair."""
+    coords = np.array([[0.0, 0.0], [1e9, 0.0], [0.0, 1e9], [5e8, 5e8]])
+    with pytest.raises(DataError, match="span 1e\\+09"):
+        Instance(name="s", kind="TSP", weight_type="EUC_2D", coords=coords)
+    assert coordinate_problem("EUC_2D", coords)[0] in (1, 2)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("weight_type", AXIS_METRICS + ["ATT", "GEO"])
+def test_non_finite_coordinates_are_refused(weight_type, bad):
+    d = 3 if weight_type.endswith("3D") else 2
+    coords = np.zeros((3, d))
+    coords[2, d - 1] = bad
+    with pytest.raises(DataError, match="city 3: coordinates .* are not finite"):
+        Instance(name="n", kind="TSP", weight_type=weight_type, coords=coords,
+                 source="n.tsp")
+
+
+def test_geo_needs_finite_radians_only():
+    with pytest.raises(DataError, match="not finite numbers in radians"):
+        _two_cities("GEO", [1e308, 0])
+    inst = _two_cities("GEO", [1e300, 0])               # meaningless, but exact
+    assert 0 < int(inst.dist(0, 1)) <= 20040
+
+
+@pytest.mark.parametrize("matrix, words", [
+    (np.array([[0, 2**31], [2**31, 0]]), "32 bits"),
+    (np.array([[0, -(2**31) - 1], [1, 0]]), "32 bits"),
+    (np.array([[0.0, 0.5], [0.5, 0.0]]), "integers"),
+    (np.array([[0.0, np.nan], [1.0, 0.0]]), "integers"),
+    (np.array([["a", "b"], ["c", "d"]]), "integers"),
+])
+def test_matrix_weights_are_checked_not_cast(matrix, words):
+    with pytest.raises(DataError, match=words):
+        Instance(name="m", kind="ATSP", weight_type="EXPLICIT", matrix=matrix)
+
+
+def test_int32_extremes_are_kept():
+    m = np.array([[0, 2**31 - 1], [-(2**31), 0]], dtype=np.int64)
+    inst = Instance(name="m", kind="ATSP", weight_type="EXPLICIT", matrix=m)
+    assert inst.matrix.dtype == np.int32 and np.array_equal(inst.matrix, m)
+    assert inst.tour_length([0, 1]) == -1
 
 
 def test_instance_needs_exactly_one_of_coords_and_matrix():

@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tspcl import tsplib
 from tspcl.errors import DataError, MissingInputError
 from tspcl.instance import Instance
 from tspcl.tsplib import (
-    EXPLICIT_FORMATS, RunLog, format_log, format_problem, format_tour, parse_log,
+    EXPLICIT_FORMATS, RunLog, format_log, format_problem, format_tour, one_line, parse_log,
     parse_problem, parse_tour, read_problem, read_text, read_tour,
 )
 
@@ -216,6 +217,82 @@ def test_log_refuses_unwritable_parameters():
         format_log(RunLog("x", "a", {"k": "two words"}, "", 0, "", []))
 
 
+# ---- hostile names and comments: everything written reads back ----------------------
+HOSTILE = ["a\nb", "a\r\nb", "old\rmac", "  spaced out  ", "colon: x : y", "tab\there",
+           "raw\udcffbytes", "pair\ud83d\ude00", "nul\x00x", "esc\x1b[31mred", "c1\x85x",
+           "line\u2028sep", "", "\n", "\u00e4\U0001f600", "EOF", "-1", "TOUR_SECTION"]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_one_line(text):
+    line = one_line(text)
+    assert len(line.splitlines()) <= 1 and line == line.strip()
+    assert one_line(line) == line
+    line.encode("utf-8")                                    # writable as UTF-8
+    parse_problem(f"NAME : {line}\nDIMENSION : 1\nEDGE_WEIGHT_TYPE : EUC_2D\n"
+                  "NODE_COORD_SECTION\n1 0 0\n")          # the reader takes it
+
+
+def _comment_as_read(comment: str) -> str:
+    return "\n".join(one_line(c) for c in comment.splitlines())
+
+
+def _written_and_read(text: str) -> str:
+    """``text`` through a file: UTF-8 bytes, then the reader's decoding."""
+    stdin = type("Stdin", (), {"buffer": io.BytesIO(text.encode("utf-8"))})()
+    old, sys.stdin = sys.stdin, stdin
+    try:
+        return read_text("-")[0]
+    finally:
+        sys.stdin = old
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_names_and_comments_round_trip(name):
+    comment = f"first {name} line\nsecond{name}"
+    text = _written_and_read(format_tour([2, 0, 1], name, comment))
+    tour = parse_tour(text)
+    assert (tour.name, tour.comment) == (one_line(name), _comment_as_read(comment))
+    assert tour.order.tolist() == [2, 0, 1] and tour.dimension == 3
+    assert format_tour(tour.order, tour.name, tour.comment) == text      # stable
+
+    inst = Instance(name=name, kind="TSP", weight_type="EUC_2D", comment=comment,
+                    coords=np.array([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]]))
+    text = _written_and_read(format_problem(inst))
+    back = parse_problem(text)
+    assert (back.name, back.comment) == (one_line(name), _comment_as_read(comment))
+    assert back.coords.tolist() == inst.coords.tolist()
+    assert format_problem(back) == text
+
+    log = RunLog(name=name, algorithm=name, parameters={"k": "10"}, device=name, seed=3,
+                 version=comment, progress=[(0.5, 1, 10)])
+    text = _written_and_read(format_log(log))
+    back = parse_log(text)
+    assert (back.name, back.algorithm, back.device) == (one_line(name),) * 3
+    assert back.version == one_line(comment) and back.progress == [(0.5, 1, 10)]
+    assert format_log(back) == text
+
+
+@pytest.mark.parametrize("parameters", [{"k": "a\x00b"}, {"k\x1b": "1"}, {"k": "\udcff"},
+                                        {"k": "a\u2028b"}])
+def test_log_refuses_unwritable_parameter_characters(parameters):
+    with pytest.raises(ValueError, match="cannot be written"):
+        format_log(RunLog("x", "a", parameters, "", 0, "", []))
+
+
+@pytest.mark.parametrize("file_name, name", [
+    ("a b:c.tsp", "a b:c"), ("new\nline.tsp", "new_line"), ("tab\tx.tsp.gz", "tab\tx"),
+    (os.fsdecode(b"raw\xff\xfe.tsp"), "raw_"), ("\x1b[1m.tsp", "_[1m")])
+def test_names_from_odd_file_names_round_trip(tmp_path, small_problem_text, file_name, name):
+    p = tmp_path / file_name
+    p.write_text(small_problem_text.replace("NAME : tiny\n", ""))
+    inst = read_problem(str(p))
+    assert inst.name == name
+    tour = parse_tour(_written_and_read(format_tour([0, 1, 2], inst.name, "c")))
+    assert tour.name == name
+    assert parse_problem(_written_and_read(format_problem(inst))).name == name
+
+
 # ---- messy but valid input ------------------------------------------------------------
 def test_messy_problem():
     text = ("\r\n"
@@ -337,6 +414,81 @@ def test_binary_file(tmp_path):
         read_text(str(p))
 
 
+# ---- reading in chunks: NUL bytes, overlong lines, gzip members and bombs ------------
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Chunks of 16 bytes and lines of at most 100, so that the tests stay small."""
+    monkeypatch.setattr(tsplib, "READ_CHUNK", 16)
+    monkeypatch.setattr(tsplib, "MAX_LINE_BYTES", 100)
+
+
+def _read_bytes_as_file(tmp_path, data: bytes):
+    p = tmp_path / "in.tsp"
+    p.write_bytes(data)
+    return read_text(str(p))[0]
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_nul_byte_is_reported_on_its_line_across_chunks(tmp_path, small_chunks, gzipped):
+    data = b"NAME : x\nTYPE : TSP\nCOMMENT : a long comment line\nDIM\x00ENSION : 3\n"
+    with pytest.raises(DataError) as e:
+        _read_bytes_as_file(tmp_path, gzip.compress(data) if gzipped else data)
+    assert e.value.line == 4 and "character 0x00" in str(e.value)
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_overlong_line_is_refused(tmp_path, small_chunks, gzipped):
+    ok = b"COMMENT : " + b"x" * 90 + b"\n"                 # 100 bytes before its newline
+    data = b"NAME : x\n" + ok + b"COMMENT : " + b"y" * 91 + b"\nEOF\n"
+    assert _read_bytes_as_file(tmp_path, b"NAME : x\n" + ok) == (b"NAME : x\n" + ok).decode()
+    with pytest.raises(DataError) as e:
+        _read_bytes_as_file(tmp_path, gzip.compress(data) if gzipped else data)
+    assert e.value.line == 3 and "a line longer than" in str(e.value)
+    with pytest.raises(DataError) as e:                    # no newline at all
+        _read_bytes_as_file(tmp_path, b"z" * 500)
+    assert e.value.line == 1
+
+
+def test_gzip_members_padding_and_small_chunks(tmp_path, small_chunks, small_problem_text):
+    data = small_problem_text.encode()
+    two_members = gzip.compress(data[:50]) + gzip.compress(data[50:])
+    assert _read_bytes_as_file(tmp_path, two_members) == small_problem_text
+    assert _read_bytes_as_file(tmp_path, two_members + bytes(40)) == small_problem_text
+    for damaged, words in ((gzip.compress(data)[:-5], "ends in the middle"),
+                           (gzip.compress(data) + b"junk", "not a valid gzip"),
+                           (gzip.compress(data)[:10] + b"x" * 30, "not a valid gzip")):
+        with pytest.raises(DataError, match=words):
+            _read_bytes_as_file(tmp_path, damaged)
+
+
+def test_gzip_bomb_is_refused_early(tmp_path, monkeypatch):
+    monkeypatch.setattr(tsplib, "MAX_LINE_BYTES", 1 << 20)
+    bomb = gzip.compress(b"\n" * (50 << 20))              # 50 MiB from about 50 KiB
+    tracemalloc.start()
+    try:
+        with pytest.raises(DataError, match="expand more than 100 times") as e:
+            _read_bytes_as_file(tmp_path, bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert e.value.line is None and peak < 16 << 20
+    repetitive = b"NAME : x\n" * 100_000    # 900 KiB, under MAX_LINE_BYTES: any ratio
+    assert _read_bytes_as_file(tmp_path, gzip.compress(repetitive)) == repetitive.decode()
+
+
+def test_text_stdin_without_buffer(monkeypatch, small_problem_text):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(small_problem_text))
+    assert read_text("-") == (small_problem_text, "<stdin>")
+
+
+def test_old_mac_line_ends(small_problem_text):
+    inst = parse_problem(small_problem_text.replace("\n", "\r"), "mac.tsp")
+    assert inst.n == 3 and inst.name == "tiny"
+    with pytest.raises(DataError) as e:
+        parse_problem(small_problem_text.replace("3 3 4", "3 x 4").replace("\n", "\r"))
+    assert e.value.line == 8
+
+
 # ---- each EDGE_WEIGHT_FORMAT, by hand ------------------------------------------------
 M5 = np.array([[0, 3, 4, 2, 7],
                [3, 0, 4, 6, 3],
@@ -405,13 +557,26 @@ BAD_PROBLEMS = {
                          "3 2 2\n\n", 8, "ends after 3 of 5"),
     "too-many-nodes": (_coords("1 0 0", "2 1 1", "3 2 2", "4 3 3"), 9, "more nodes"),
     "garbled-number": (_coords("1 0 0", "2 12x 5", "3 2 2"), 7, "expected a number, got '12x'"),
-    "nan": (_coords("1 0 0", "2 nan 5", "3 2 2"), 7, "finite"),
+    "nan": (_coords("1 0 0", "2 nan 5", "3 2 2"), 7, "expected a number, got 'nan'"),
     "few-fields": (_coords("1 0 0", "2 5", "3 2 2"), 7, "expected 3 fields"),
     "many-fields": (_coords("1 0 0 0", "2 5 1", "3 2 2"), 6, "expected 3 fields"),
     "id-out-of-range": (_coords("1 0 0", "7 1 1", "3 2 2"), 7, "not an integer in 1..3"),
     "id-zero": (_coords("0 0 0", "2 1 1", "3 2 2"), 6, "'0'"),
     "id-fraction": (_coords("1 0 0", "2.5 1 1", "3 2 2"), 7, "'2.5'"),
     "id-twice": (_coords("1 0 0", "3 1 1", "3 2 2"), 8, "appears twice (first on line 7)"),
+    "underscore": (_coords("1 0 0", "2 1_000 5", "3 2 2"), 7, "got '1_000'"),
+    "arabic-indic": (_coords("1 0 0", "2 \u0661\u0662 5", "3 2 2"), 7, "expected a number"),
+    "fullwidth": (_coords("1 0 0", "2 5 \uff11", "3 2 2"), 7, "expected a number"),
+    "infinity": (_coords("1 0 0", "2 -infinity 5", "3 2 2"), 7, "got '-infinity'"),
+    "inf-after-sign": (_coords("1 0 0", "2 1 +inf", "3 2 2"), 7, "got '+inf'"),
+    "hex": (_coords("1 0 0", "2 0x10 5", "3 2 2"), 7, "got '0x10'"),
+    "half-exponent": (_coords("1 0 0", "2 1e 5", "3 2 2"), 7, "got '1e'"),
+    "float-overflow": (_coords("1 0 0", "2 1e400 5", "3 2 2"), 7, "beyond a 64-bit float"),
+    "span-1e19": (_coords("1 0 0", "2 1e19 5", "3 2 2"), 7, "32-bit"),
+    "span-1e200": (_coords("1 0 0", "2 5 1e200", "3 2 2"), 7, "32-bit"),
+    "span-both-signs": (_coords("3 -1e308 0", "2 0 0", "1 1e308 5"), 8, "32-bit"),
+    "span-just-over": (_coords("1 0 0", "2 1073741824 0", "3 2 2"), 7, "32-bit"),
+    "id-underscore": (_coords("1 0 0", "2 1 1", "3_0 2 2"), 8, "got '3_0'"),
     "letters-in-data": (_coords("1 0 0", "abc 1 1", "3 2 2"), 7,
                         "expected numbers in NODE_COORD_SECTION or a keyword, got 'abc 1 1'"),
     "missing-dimension": (HEAD.replace("DIMENSION : 3\n", "") + "NODE_COORD_SECTION\n"
@@ -422,6 +587,11 @@ BAD_PROBLEMS = {
     "dimension-negative": (HEAD.replace(": 3", ": -3"), 3, "positive integer"),
     "dimension-fraction": (HEAD.replace(": 3", ": 2.5"), 3, "positive integer"),
     "dimension-twice": (HEAD + "DIMENSION : 4\n", 5, "DIMENSION given twice"),
+    "dimension-underscore": (HEAD.replace(": 3", ": 1_0"), 3, "positive integer"),
+    "dimension-arabic-indic": (HEAD.replace(": 3", ": \u0663"), 3, "positive integer"),
+    "dimension-float-form": (HEAD.replace(": 3", ": 3e0"), 3, "positive integer"),
+    "dimension-beyond-int32": (HEAD.replace(": 3", ": 2147483648"), 3,
+                               "up to 2147483647"),
     "missing-weight-type": (HEAD.replace("EDGE_WEIGHT_TYPE : EUC_2D\n", "") +
                             "NODE_COORD_SECTION\n1 0 0\n", 4, "missing EDGE_WEIGHT_TYPE"),
     "weight-type-xray": (HEAD.replace("EUC_2D", "XRAY1"), 4, "XRAY1 is not supported"),
@@ -460,6 +630,18 @@ BAD_PROBLEMS = {
                       "expected a number, got 'x8'"),
     "explicit-int32": (_explicit_text("UPPER_ROW", "3 4 2 7\n4 6 3\n5 3000000000\n6"), 9,
                        "32-bit"),
+    "explicit-int32-low": (_explicit_text("UPPER_ROW", "3 4 2 7\n4 -2147483649 3\n5 8\n6"),
+                           8, "32-bit"),
+    "explicit-huge-integer": (_explicit_text("UPPER_ROW", "3 4 2 7\n4 6 3\n5 8\n" + "9" * 30),
+                              10, "too large"),
+    "explicit-underscore": (_explicit_text("UPPER_ROW", "3 4 2 7\n4 6 3\n5 1_0\n6"), 9,
+                            "got '1_0'"),
+    "explicit-fullwidth": (_explicit_text("UPPER_ROW", "3 4 2 7\n\uff14 6 3\n5 8\n6"), 8,
+                           "expected a number"),
+    "explicit-nan": (_explicit_text("UPPER_ROW", "3 4 2 7\n4 6 3\n5 8\nnan"), 10,
+                     "expected numbers in EDGE_WEIGHT_SECTION or a keyword"),
+    "explicit-inf-in-row": (_explicit_text("UPPER_ROW", "3 4 2 7\n4 inf 3\n5 8\n6"), 8,
+                            "got 'inf'"),
     "explicit-asymmetric-tsp": (_explicit_text("FULL_MATRIX", "0 1 2\n1 0 3\n2 4 0", n=3), 9,
                                 "symmetric"),
     "explicit-no-format": (_explicit_text("X", "1").replace("EDGE_WEIGHT_FORMAT : X\n", ""),
@@ -502,6 +684,10 @@ BAD_TOURS = {
     "dimension-mismatch": ("DIMENSION : 4\nTOUR_SECTION\n1 2\n3\n-1\nEOF\n", 5,
                            "3 cities, DIMENSION is 4"),
     "bad-dimension": ("DIMENSION : x\nTOUR_SECTION\n1\n", 1, "positive integer"),
+    "underscore": ("TOUR_SECTION\n1\n1_0\n-1\n", 3, "got '1_0'"),
+    "arabic-indic": ("TOUR_SECTION\n1 \u0662\n-1\n", 2, "expected a number"),
+    "inf": ("TOUR_SECTION\n1 2\n3 inf\n-1\n", 3, "got 'inf'"),
+    "huge": ("TOUR_SECTION\n1 99999999999999999999\n-1\n", 2, "too large"),
     "empty": ("", 1, "empty input"),
 }
 
@@ -513,6 +699,11 @@ BAD_LOGS = {
     "time": ("TYPE : LOG\nPROGRESS_SECTION\n0.1 2 3\n0.x 2 3\n", 4, "expected a number"),
     "iteration": ("TYPE : LOG\nPROGRESS_SECTION\n0.1 2.5 3\n", 3, "expected an integer"),
     "type": ("TYPE : TOUR\n", 1, "not a log"),
+    "seed-underscore": ("TYPE : LOG\nSEED : 1_0\n", 2, "SEED must be an integer"),
+    "time-nan": ("TYPE : LOG\nPROGRESS_SECTION\n0.1 2 3\n-nan 2 3\n", 4, "got '-nan'"),
+    "time-inf": ("TYPE : LOG\nPROGRESS_SECTION\n0.1 2 3\n+inf 2 3\n", 4, "got '+inf'"),
+    "best-fullwidth": ("TYPE : LOG\nPROGRESS_SECTION\n0.1 2 \uff13\n", 3,
+                       "expected an integer"),
 }
 
 

@@ -43,6 +43,7 @@ import numpy as np
 
 from .errors import UsageError
 from .instance import Instance
+from .tsplib import one_line
 
 GENERATORS = ("uniform", "clustered", "circle", "grid")
 MIN_N = 3
@@ -82,10 +83,22 @@ def _check_args(kind: str, n, seed) -> tuple[int, int]:
     return n, seed
 
 
+def _checked_name(name: str | None, kind: str, n: int) -> str:
+    """``name`` (default ``f"{kind}{n}"``); UsageError unless the file's NAME line would
+    read back as ``name`` (one line of printable text, no blanks around it)."""
+    if name is None:
+        return f"{kind}{n}"
+    if name != one_line(name):
+        raise UsageError(f"the name {name!r} cannot be written as it is on a TSPLIB NAME "
+                         "line: give one line of printable text without blanks around it")
+    return name
+
+
 def generate(kind: str, n: int, seed: int = 1, name: str | None = None) -> Instance:
     """A ``kind`` instance (one of :data:`GENERATORS`) with ``n`` cities, named ``name``
     (default ``f"{kind}{n}"``); the same arguments always give the same instance."""
     n, seed = _check_args(kind, n, seed)
+    name = _checked_name(name, kind, n)
     rng = _rng(seed)
     if kind == "uniform":
         coords = rng.integers(0, SQUARE, size=(n, 2)).astype(np.float64)
@@ -114,8 +127,8 @@ def generate(kind: str, n: int, seed: int = 1, name: str | None = None) -> Insta
         coords[perm] = lattice
         comment = (f"tspcl gen grid n={n} seed={seed} rows={rows} cols={cols} "
                    f"spacing={GRID_SPACING}; optimum {n * GRID_SPACING}")
-    return Instance(name=name if name is not None else f"{kind}{n}", kind="TSP",
-                    weight_type="EUC_2D", coords=coords, comment=comment)
+    return Instance(name=name, kind="TSP", weight_type="EUC_2D", coords=coords,
+                    comment=comment)
 
 
 def known_optimum(inst: Instance) -> int | None:

@@ -25,6 +25,11 @@ METRIC_CODES = {
     "EUC_3D": 6, "MAN_3D": 7, "MAX_3D": 8, "EXPLICIT": 9,
 }
 INT32_MAX = 2**31 - 1
+INT32_MIN = -(2**31)
+# The largest coordinate distance accepted: the kernels hold distances in 32-bit ints
+# (tour lengths and move gains in 64 bits: n < 2**31 cities, so a length always fits);
+# the factor 2 is headroom kept since the first kernels.
+MAX_COORD_DISTANCE = INT32_MAX // 2
 GEO_PI = 3.141592
 GEO_RRR = 6378.388
 
@@ -40,6 +45,31 @@ def _nint(x: np.ndarray) -> np.ndarray:
     return (x + 0.5).astype(np.int64)
 
 
+def _unrounded(weight_type: str, d: np.ndarray) -> np.ndarray:
+    """The real distance before TSPLIB's rounding, from absolute coordinate differences
+    ``d`` (last axis), for every weight type but GEO; non-decreasing in each difference."""
+    if weight_type in ("MAN_2D", "MAN_3D"):
+        return d.sum(axis=-1)
+    if weight_type in ("MAX_2D", "MAX_3D"):
+        return d.max(axis=-1)       # max of the rounded = rounded max: rounding is monotone
+    sq = d[..., 0] * d[..., 0] + d[..., 1] * d[..., 1]
+    if weight_type == "EUC_3D":
+        sq = sq + d[..., 2] * d[..., 2]
+    if weight_type == "ATT":
+        return np.sqrt(sq / 10.0)
+    return np.sqrt(sq)              # EUC_2D, EUC_3D, CEIL_2D
+
+
+def _rounded(weight_type: str, r: np.ndarray) -> np.ndarray:
+    """TSPLIB's integer for the real distance ``r`` (see :func:`_unrounded`)."""
+    if weight_type == "CEIL_2D":
+        return np.ceil(r).astype(np.int64)
+    t = _nint(r)
+    if weight_type == "ATT":
+        return np.where(t < r, t + 1, t)
+    return t
+
+
 def coord_distance(weight_type: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Integer distances between coordinate rows ``a`` and ``b`` (broadcasting).
 
@@ -51,21 +81,99 @@ def coord_distance(weight_type: str, a: np.ndarray, b: np.ndarray) -> np.ndarray
         q3 = np.cos(a[..., 0] + b[..., 0])
         arc = np.arccos(np.clip(0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3), -1.0, 1.0))
         return (GEO_RRR * arc + 1.0).astype(np.int64)
-    d = np.abs(a - b)
-    if weight_type in ("MAN_2D", "MAN_3D"):
-        return _nint(d.sum(axis=-1))
-    if weight_type in ("MAX_2D", "MAX_3D"):
-        return _nint(d).max(axis=-1)
-    sq = (d[..., 0] * d[..., 0] + d[..., 1] * d[..., 1])
-    if weight_type == "EUC_3D":
-        sq = sq + d[..., 2] * d[..., 2]
-    if weight_type == "ATT":
-        r = np.sqrt(sq / 10.0)
-        t = _nint(r)
-        return np.where(t < r, t + 1, t)
-    if weight_type == "CEIL_2D":
-        return np.ceil(np.sqrt(sq)).astype(np.int64)
-    return _nint(np.sqrt(sq))  # EUC_2D, EUC_3D
+    return _rounded(weight_type, _unrounded(weight_type, np.abs(a - b)))
+
+
+def coordinate_problem(weight_type: str, coords: np.ndarray) -> tuple[int, str] | None:
+    """A city (0-based) whose coordinates the kernels cannot take, and why; None if
+    every distance is an exact int of at most :data:`MAX_COORD_DISTANCE`.
+
+    Coordinates must be finite (GEO: in radians too).  Every weight type but GEO is
+    non-decreasing in each coordinate difference, and no difference exceeds its axis's
+    span, so the distance of the spans bounds every distance (GEO's never exceed
+    ``6378.388 * pi + 1``).
+    """
+    if not len(coords):
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = geo_radians(coords) if weight_type == "GEO" else coords
+        infinite = np.flatnonzero(~np.isfinite(values).all(axis=1))
+        if infinite.size:
+            i = int(infinite[0])
+            shown = " ".join(f"{x:.17g}" for x in coords[i].tolist())
+            return i, (f"coordinates {shown} are not finite numbers"
+                       + (" in radians" if weight_type == "GEO" else ""))
+        if weight_type == "GEO":
+            return None
+        spans = values.max(axis=0) - values.min(axis=0)
+        largest = float(_unrounded(weight_type, spans))
+    if largest <= MAX_COORD_DISTANCE:
+        return None
+    axis = int(np.argmax(spans))
+    return int(np.argmax(values[:, axis])), (
+        f"coordinates span {spans[axis]:.6g} in {'xyz'[axis]}: {weight_type} distances up "
+        f"to {largest:.6g} would not fit the kernels' 32-bit integers (tspcl takes at most "
+        f"{MAX_COORD_DISTANCE})")
+
+
+def matrix_problem(matrix: np.ndarray) -> str | None:
+    """Why ``matrix`` does not hold 32-bit integer weights, or None."""
+    m = np.asarray(matrix)
+    if m.dtype == np.int32 or not m.size:
+        return None
+    if not (np.issubdtype(m.dtype, np.integer) or np.issubdtype(m.dtype, np.floating)):
+        return f"matrix weights must be integers, not {m.dtype}"
+    if np.issubdtype(m.dtype, np.floating) and not (np.isfinite(m).all()
+                                                    and np.array_equal(m, np.round(m))):
+        return "matrix weights must be integers"
+    if m.min() < INT32_MIN or m.max() > INT32_MAX:
+        return f"matrix weights must fit in 32 bits ({INT32_MIN}..{INT32_MAX})"
+    return None
+
+
+def fixed_edges_problem(edges: np.ndarray, n: int, directed: bool) -> tuple[int, str] | None:
+    """The first fixed edge (0-based index into the k x 2 ``edges``) that no tour can
+    travel together with the edges before it, and why; None if a tour can travel all.
+
+    A tour travels each city on two edges (an ATSP's: one leaving, one entering it) and
+    closes only one cycle, through all ``n`` cities; an edge is given once (a TSP's
+    either way round).
+    """
+    seen: set[tuple[int, int]] = set()
+    ends: dict[tuple[int, str], int] = {}   # (city, way) -> fixed edges there so far
+    parent: dict[int, int] = {}             # union-find over the cities touched so far
+    size: dict[int, int] = {}
+
+    def root(city: int) -> int:
+        while parent.get(city, city) != city:
+            city = parent[city]
+        return city
+
+    for k, (a, b) in enumerate(np.asarray(edges, np.int64).tolist()):
+        outside = [c + 1 for c in (a, b) if not 0 <= c < n]
+        if outside:
+            return k, f"city {outside[0]} is not in 1..{n}"
+        if a == b:
+            return k, f"a fixed edge from city {a + 1} to itself"
+        key = (a, b) if directed else (min(a, b), max(a, b))
+        if key in seen:
+            return k, f"fixed edge {a + 1} {b + 1} is given twice"
+        seen.add(key)
+        for city, way, most in (((a, "leaving", 1), (b, "entering", 1)) if directed
+                                else ((a, "at", 2), (b, "at", 2))):
+            ends[city, way] = ends.get((city, way), 0) + 1
+            if ends[city, way] > most:
+                return k, (f"{ends[city, way]} fixed edges {way} city {city + 1} (a tour "
+                           f"has {most})")
+        ra, rb = root(a), root(b)
+        if ra == rb and size[ra] < n:
+            return k, (f"fixed edges close a cycle through {size[ra]} of the {n} cities "
+                       f"(at edge {a + 1} {b + 1})")
+        if ra != rb:
+            big, small = (ra, rb) if size.get(ra, 1) >= size.get(rb, 1) else (rb, ra)
+            size[big] = size.get(ra, 1) + size.get(rb, 1)
+            parent[small] = big
+    return None
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,6 +184,8 @@ class Instance:
     (int32, n x n, row = from, column = to) defines the distances; EXPLICIT instances may
     also carry ``display`` coordinates (DISPLAY_DATA_SECTION), used only for drawing and
     for coordinate-based helpers such as space-filling-curve construction.
+    ``fixed_edges`` (k x 2, 0-based) must be in every tour (FIXED_EDGES_SECTION):
+    :meth:`tour_problem` checks them; no solver keeps them yet (``run.solve`` refuses).
     """
 
     name: str
@@ -93,12 +203,24 @@ class Instance:
         if (self.coords is None) == (self.matrix is None):
             raise ValueError("an Instance needs exactly one of coords and matrix")
         if self.matrix is not None:
+            why = matrix_problem(self.matrix)
+            if why:
+                raise DataError(self.source, None, why)
             object.__setattr__(self, "matrix", np.ascontiguousarray(self.matrix, np.int32))
         if self.coords is not None:
             object.__setattr__(self, "coords", np.ascontiguousarray(self.coords, np.float64))
+            problem = coordinate_problem(self.weight_type, self.coords)
+            if problem:
+                city, why = problem
+                raise DataError(self.source, None, f"city {city + 1}: {why}")
         if self.weight_type == "GEO":
             object.__setattr__(self, "_geo", geo_radians(self.coords))
-        self._check_int32_range()
+        object.__setattr__(self, "fixed_edges",
+                           np.asarray(self.fixed_edges, np.int64).reshape(-1, 2))
+        problem = fixed_edges_problem(self.fixed_edges, self.n, directed=not self.symmetric)
+        if problem:
+            k, why = problem
+            raise DataError(self.source, None, f"fixed edge {k + 1}: {why}")
 
     # ---- size and kind -------------------------------------------------------------
     @property
@@ -169,7 +291,26 @@ class Instance:
             if dup.size:
                 return f"city {int(dup[0]) + 1} is visited {int(counts[dup[0]])} times"
             return f"city {int(np.flatnonzero(counts == 0)[0]) + 1} is not visited"
+        missing = self._first_missing_fixed_edge(t)
+        if missing is not None:
+            a, b = missing
+            return f"fixed edge {a + 1}-{b + 1} (FIXED_EDGES_SECTION) is not in the tour"
         return None
+
+    def _first_missing_fixed_edge(self, tour: np.ndarray) -> tuple[int, int] | None:
+        """The first fixed edge that the permutation ``tour`` does not travel (an ATSP's
+        from ``a`` to ``b``, a TSP's either way), or None."""
+        if not len(self.fixed_edges):
+            return None
+        position = np.empty(self.n, np.int64)
+        position[tour] = np.arange(self.n)
+        a, b = self.fixed_edges[:, 0], self.fixed_edges[:, 1]
+        step = (position[b] - position[a]) % self.n
+        kept = (step == 1) | ((step == self.n - 1) & self.symmetric)
+        missing = np.flatnonzero(~kept)
+        if not missing.size:
+            return None
+        return int(a[missing[0]]), int(b[missing[0]])
 
     def tour_length(self, tour) -> int:
         """Exact length (int) of the closed tour ``tour``; raises ValueError if invalid."""
@@ -178,17 +319,3 @@ class Instance:
             raise ValueError(problem)
         t = np.asarray(tour, dtype=np.int64)
         return int(self.dist(t, np.roll(t, -1)).sum(dtype=np.int64))
-
-    # ---- internal ------------------------------------------------------------------
-    def _check_int32_range(self):
-        """Kernels hold a distance in a 32-bit int; refuse data whose distances do not fit."""
-        if self.matrix is not None or self.n == 0:
-            return
-        c = self.device_coords
-        lo, hi = c.min(axis=0), c.max(axis=0)
-        if self.weight_type != "GEO":
-            span = coord_distance(self.weight_type, lo[None, :], hi[None, :])[0]
-            if span > INT32_MAX // 2:
-                raise DataError(self.source, None,
-                                f"coordinates span {span}: distances would not fit in "
-                                "32-bit integers (the kernels' distance type)")

@@ -35,10 +35,10 @@ Run logs (``format_log`` / ``parse_log``), a TSPLIB-style text file::
     ``elapsed_seconds iteration best_length``; elapsed time is written with 6 decimals.
 
 How lenient the reader is, and where it is strict
-    * Lines may end in CRLF; fields are separated by any spaces or tabs; blank lines are
-      ignored anywhere; ``KEY : v``, ``KEY: v``, ``KEY :v``, ``KEY:v`` and (for the known
-      keywords) ``KEY v`` are all accepted; keywords are case-insensitive.  Reading stops
-      at ``EOF``; a missing ``EOF`` is fine.
+    * Lines may end in LF, CRLF or CR; fields are separated by any spaces or tabs; blank
+      lines are ignored anywhere; ``KEY : v``, ``KEY: v``, ``KEY :v``, ``KEY:v`` and (for
+      the known keywords) ``KEY v`` are all accepted; keywords are case-insensitive.
+      Reading stops at ``EOF``; a missing ``EOF`` is fine.
     * The whole file is scanned before it is interpreted, so sections and keywords may
       come in any order (e.g. NODE_COORD_SECTION before EDGE_WEIGHT_TYPE).
     * A section's data runs until the next line that starts with a letter (a keyword).
@@ -52,23 +52,43 @@ How lenient the reader is, and where it is strict
       inside a problem file is read over and ignored.  A keyword given twice with
       different values (COMMENT excepted: the lines are joined with newlines) and a
       section given twice are errors.
-    * Numbers may be integers, decimals or scientific notation; they must be finite.
-      EXPLICIT weights must be integral (``12.0`` is accepted, ``12.5`` is not) and fit
-      in a 32-bit signed int.  A TSP FULL_MATRIX must be symmetric.
+    * Numbers are decimal, as C reads them: ASCII digits with an optional sign, decimal
+      point and exponent (``-1.5e+03``); Python's other forms (``1_000``, non-ASCII
+      digits, ``inf``, ``nan``) are errors, and so are values beyond a float's range.
+      DIMENSION and SEED are integers (``12``); EXPLICIT weights, node ids and the
+      city numbers of tours and fixed edges must be integral (``12.0`` is accepted,
+      ``12.5`` is not).  DIMENSION is at most 2**31 - 1, EXPLICIT weights fit in a 32-bit signed int
+      and a TSP FULL_MATRIX must be symmetric.  Coordinates must give distances the
+      kernels hold exactly (:func:`tspcl.instance.coordinate_problem`: at most
+      :data:`tspcl.instance.MAX_COORD_DISTANCE`, whatever the EDGE_WEIGHT_TYPE).
+    * FIXED_EDGES_SECTION must be possible in a tour
+      (:func:`tspcl.instance.fixed_edges_problem`: no city repeated in an edge, no edge
+      twice, at most two edges at a city, no cycle through fewer than all cities);
+      :meth:`tspcl.instance.Instance.tour_problem` checks a tour keeps every fixed edge,
+      and the solvers refuse such problems (``tspcl.run.solve``).
     * Input given as bytes may be gzip-compressed (detected by its magic bytes, whatever
       the name); it is decoded as UTF-8, else Windows-1252, else Latin-1.  Control
-      characters other than tab, CR and LF (NUL bytes, binary data) are an error.
+      characters other than tab, CR and LF (NUL bytes, binary data) are an error.  Input
+      is read in chunks and refused at its first NUL byte, at a line over
+      :data:`MAX_LINE_BYTES` and at gzip data that expand over :data:`MAX_GZIP_RATIO`
+      times (past :data:`MAX_LINE_BYTES`), so /dev/zero or a compression bomb never
+      fills the memory.
+
+Writing: every function here writes text that the readers take back.  NAME, COMMENT
+and the log's free-text keywords go through :func:`one_line` (a COMMENT line by line):
+line breaks, control characters and a file name's undecodable bytes become ``_``.
 
 Every failure to read is a :class:`tspcl.errors.DataError` naming the file and the
-1-based line (or :class:`tspcl.errors.MissingInputError` for a file that cannot be
-opened); nothing n-sized is allocated before the data has been counted, so a huge
-DIMENSION with little data fails at once.
+1-based line (where there is one; or :class:`tspcl.errors.MissingInputError` for a file
+that cannot be opened); nothing n-sized is allocated before the data has been counted,
+so a huge DIMENSION with little data fails at once.
 """
 
 from __future__ import annotations
 
 import functools
-import gzip
+import itertools
+import math
 import os
 import re
 import sys
@@ -78,12 +98,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import DataError, MissingInputError
-from .instance import COORD_DIMS, INT32_MAX, Instance
+from .instance import (COORD_DIMS, INT32_MAX, Instance, coordinate_problem,
+                       fixed_edges_problem)
 
 __all__ = [
     "Tour", "RunLog", "read_text", "parse_problem", "read_problem", "parse_tour",
     "read_tour", "format_problem", "format_tour", "format_log", "parse_log",
-    "EXPLICIT_FORMATS",
+    "EXPLICIT_FORMATS", "one_line",
 ]
 
 # Each EDGE_WEIGHT_FORMAT and the row-wise layout whose token order it shares (for a
@@ -144,33 +165,110 @@ class RunLog:
 def read_text(path: str) -> tuple[str, str]:
     """The text of ``path`` ("-" = standard input; gzip is undone) and its display name."""
     if path == "-":
-        source = "<stdin>"
-        stream = getattr(sys.stdin, "buffer", None)
+        stdin = getattr(sys.stdin, "buffer", sys.stdin)
+        return _plain_text(_decode(_read_bytes(stdin, "<stdin>")), "<stdin>"), "<stdin>"
+    try:
+        with open(path, "rb") as f:
+            data = _read_bytes(f, path)
+    except FileNotFoundError:
+        raise MissingInputError(f"{path}: No such file or directory") from None
+    except IsADirectoryError:
+        raise MissingInputError(f"{path}: Is a directory, not a file") from None
+    except PermissionError:
+        raise MissingInputError(f"{path}: Permission denied") from None
+    except OSError as e:
+        raise MissingInputError(f"{path}: cannot read ({e.strerror or e})") from None
+    return _plain_text(_decode(data), path), path
+
+
+# Input is read READ_CHUNK bytes at a time and refused as soon as it cannot be a text
+# file, so that /dev/zero or a compression bomb never fills the memory: at its first NUL
+# byte, at a line longer than MAX_LINE_BYTES (a FULL_MATRIX row of 100,000 cities on
+# one line is about 1 MB), and for gzip input that, past MAX_LINE_BYTES, has grown
+# MAX_GZIP_RATIO times its compressed size (TSPLIB files shrink 3 to 10 times).
+READ_CHUNK = 1 << 20
+MAX_LINE_BYTES = 64 << 20
+MAX_GZIP_RATIO = 100
+_GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_WBITS = 16 + zlib.MAX_WBITS
+
+
+def _read_bytes(stream, source: str) -> bytearray:
+    """All of ``stream`` (binary, or text: encoded back to UTF-8), gunzipped if it starts
+    with gzip's magic bytes; DataError at a NUL byte or an overlong line."""
+    chunks = _chunks(stream, source)
+    first = next(chunks, b"")
+    chunks = itertools.chain([first], chunks)
+    if first[:2] == _GZIP_MAGIC:
+        chunks = _gunzipped(chunks, source)
+    return _collected(chunks, source)
+
+
+def _chunks(stream, source: str):
+    """``stream``'s data in chunks of READ_CHUNK, as bytes."""
+    while True:
         try:
-            data = stream.read() if stream is not None else sys.stdin.read()
+            chunk = stream.read(READ_CHUNK)
         except OSError as e:
             raise MissingInputError(f"{source}: cannot read ({e.strerror or e})") from None
-        if isinstance(data, str):
-            return _check_text(_clean_text(data), source), source
-    else:
-        source = path
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except FileNotFoundError:
-            raise MissingInputError(f"{path}: No such file or directory") from None
-        except IsADirectoryError:
-            raise MissingInputError(f"{path}: Is a directory, not a file") from None
-        except PermissionError:
-            raise MissingInputError(f"{path}: Permission denied") from None
-        except OSError as e:
-            raise MissingInputError(f"{path}: cannot read ({e.strerror or e})") from None
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as e:
-            raise DataError(source, None, f"not a valid gzip file ({e})") from None
-    return _check_text(_decode(data), source), source
+        if not chunk:
+            return
+        yield chunk.encode("utf-8", "surrogatepass") if isinstance(chunk, str) else chunk
+
+
+def _gunzipped(chunks, source: str):
+    """The decompressed data of gzip ``chunks`` (any number of members, zero padding
+    after them), at most READ_CHUNK bytes at a time; DataError for a bomb or bad data."""
+    inflater = zlib.decompressobj(_GZIP_WBITS)
+    read = written = 0
+    for data in chunks:
+        read += len(data)
+        while True:
+            if inflater.eof:                       # a member ended: another, or padding
+                if not data.strip(b"\0"):
+                    break
+                inflater = zlib.decompressobj(_GZIP_WBITS)
+            try:
+                out = inflater.decompress(data, READ_CHUNK)
+            except zlib.error as e:
+                raise DataError(source, None, f"not a valid gzip file ({e})") from None
+            data = inflater.unused_data if inflater.eof else inflater.unconsumed_tail
+            written += len(out)
+            if written > MAX_LINE_BYTES and written > MAX_GZIP_RATIO * read:
+                raise DataError(source, None, f"gzip data expand more than {MAX_GZIP_RATIO}"
+                                              f" times (over {written >> 20} MiB from "
+                                              f"{read >> 10} KiB): not a TSPLIB file")
+            yield out
+            if not data and len(out) < READ_CHUNK:
+                break
+    if not inflater.eof:
+        raise DataError(source, None, "not a valid gzip file (it ends in the middle)")
+
+
+def _collected(chunks, source: str) -> bytearray:
+    """The chunks joined; DataError at the first NUL byte or a line over MAX_LINE_BYTES."""
+    data = bytearray()
+    lines = 0                   # newlines before the current chunk
+    line_bytes = 0              # bytes of the current (last, unfinished) line
+    for chunk in chunks:
+        nul = chunk.find(b"\0")
+        if nul >= 0:
+            line = lines + chunk.count(b"\n", 0, nul) + 1
+            raise DataError(source, line, "binary data (character 0x00): expected a TSPLIB "
+                                          "text file")
+        first_newline = chunk.find(b"\n")
+        if first_newline < 0:
+            line_bytes += len(chunk)
+        else:
+            line_bytes += first_newline
+            if line_bytes <= MAX_LINE_BYTES:
+                line_bytes = len(chunk) - chunk.rfind(b"\n") - 1
+        if line_bytes > MAX_LINE_BYTES:
+            raise DataError(source, lines + 1, f"a line longer than {MAX_LINE_BYTES >> 20} "
+                                               "MiB: expected a TSPLIB text file")
+        lines += chunk.count(b"\n")
+        data += chunk
+    return data
 
 
 def read_problem(path: str) -> Instance:
@@ -198,7 +296,11 @@ def _clean_text(text: str) -> str:
     return text.rstrip("\x1a")      # a DOS end-of-file mark
 
 
-def _check_text(text: str, source: str) -> str:
+def _plain_text(text: str, source: str) -> str:
+    """``text`` with LF line ends (CRLF and a lone CR, of old Mac files, end a line too);
+    DataError at a control character that no text file holds."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     m = _JUNK_RE.search(text)
     if m:
         line = text.count("\n", 0, m.start()) + 1
@@ -253,12 +355,20 @@ def _split_key(s: str, lineno: int, source: str) -> tuple[str, str]:
 
 
 def _shown(s: str) -> str:
+    """``s`` quoted for a one-line message (escaped, cut to about 40 characters)."""
     return repr(s if len(s) <= 40 else s[:37] + "...")
+
+
+def _keyword_value(value: str) -> str:
+    """A keyword's value for a message: as it is when short and printable."""
+    if not value:
+        return "(empty)"
+    return value if value.isprintable() and len(value) <= 40 else _shown(value)
 
 
 def _scan(text: str, source: str, what: str) -> _Scan:
     """Keywords (value, line) and where each section's data lie; nothing interpreted."""
-    _check_text(text, source)
+    text = _plain_text(text, source)
     header: dict[str, tuple[str, int]] = {}
     comments: list[str] = []
     sections: dict[str, _Section] = {}
@@ -297,7 +407,7 @@ def _scan(text: str, source: str, what: str) -> _Scan:
             comments.append(value)
         elif key in header and header[key][0] != value:
             raise DataError(source, line, f"{key} given twice (first on line "
-                                          f"{header[key][1]}, as {header[key][0]!r})")
+                                          f"{header[key][1]}, as {_shown(header[key][0])})")
         else:
             header.setdefault(key, (value, line))
     else:
@@ -359,37 +469,52 @@ def _line_of_token(items, k: int) -> int:
     return items[-1][0] if items else 0
 
 
+# TSPLIB's numbers are decimal: ASCII digits, a sign, a decimal point, an exponent.
+# Python's float() and int() read more ("1_000", non-ASCII digits, "inf", "nan"), so
+# tokens are checked first; among the characters of a decimal number float() and int()
+# read exactly these patterns, so one scan of a section's tokens for any other
+# character leaves only malformed tokens ("1e", "--1") for the conversion to refuse.
+_NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER_RE = re.compile(r"[+-]?[0-9]+")
+_NOT_IN_NUMBERS_RE = re.compile(r"[^0-9eE.+\- ]")
+_NOT_IN_INTEGERS_RE = re.compile(r"[^0-9+\- ]")
+
+
+def _bad_token(tokens: list[str], items, source: str, pattern: re.Pattern,
+               what: str) -> DataError:
+    """The error for the first token that ``pattern`` does not match, with its line."""
+    k = next((k for k, t in enumerate(tokens) if not pattern.fullmatch(t)), 0)
+    return DataError(source, _line_of_token(items, k), f"expected {what}, got "
+                                                      f"{_shown(tokens[k])}")
+
+
 def _floats(tokens: list[str], items, source: str) -> np.ndarray:
-    """Tokens as float64; a bad token is reported with its line."""
-    try:
-        a = np.array(tokens, dtype=np.float64)
-    except (ValueError, OverflowError, TypeError):
-        a = None
-    if a is None or not np.isfinite(a).all():
-        for line, fields in items:
-            for t in fields:
-                try:
-                    ok = np.isfinite(np.array([t], dtype=np.float64))[0]
-                except (ValueError, OverflowError, TypeError):
-                    raise DataError(source, line, f"expected a number, got {t!r}") from None
-                if not ok:
-                    raise DataError(source, line, f"expected a finite number, got {t!r}")
-        raise DataError(source, items[0][0] if items else None, "expected numbers")
+    """Decimal tokens as finite float64; a bad token is reported with its line."""
+    a = None
+    if not _NOT_IN_NUMBERS_RE.search(" ".join(tokens)):
+        try:
+            a = np.array(tokens, dtype=np.float64)
+        except ValueError:
+            pass
+    if a is None:
+        raise _bad_token(tokens, items, source, _NUMBER_RE, "a number")
+    infinite = np.flatnonzero(~np.isfinite(a))
+    if infinite.size:
+        k = int(infinite[0])
+        raise DataError(source, _line_of_token(items, k), f"number {_shown(tokens[k])} is "
+                                                          "beyond a 64-bit float's range")
     return a
 
 
-def _header_int(scan: _Scan, key: str, *, minimum: int) -> int | None:
-    if key not in scan.header:
+def _dimension(scan: _Scan) -> int | None:
+    """DIMENSION, at most INT32_MAX (the kernels number cities with 32-bit ints)."""
+    if "DIMENSION" not in scan.header:
         return None
-    value, line = scan.header[key]
-    try:
-        v = int(value)
-    except ValueError:
-        v = None
-    if v is None or v < minimum:
-        what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-        raise DataError(scan.source, line, f"{key} must be {what}, got {value!r}")
-    return v
+    value, line = scan.header["DIMENSION"]
+    if not _INTEGER_RE.fullmatch(value) or not 1 <= int(value) <= INT32_MAX:
+        raise DataError(scan.source, line, f"DIMENSION must be a positive integer up to "
+                                           f"{INT32_MAX}, got {_shown(value)}")
+    return int(value)
 
 
 def _type(scan: _Scan) -> tuple[str | None, int]:
@@ -405,7 +530,7 @@ def _default_name(source: str) -> str:
     base = os.path.basename(source)
     if base.endswith(".gz"):
         base = base[:-3]
-    return base.split(".")[0] if "." in base else base
+    return one_line(base.split(".")[0] if "." in base else base)
 
 
 # ---------------------------------------------------------------------------------------
@@ -419,10 +544,9 @@ def parse_problem(text: str, source: str = "<memory>") -> Instance:
     if kind is None:
         kind = "TSP"
     if kind not in ("TSP", "ATSP"):
-        shown = header["TYPE"][0] or "(empty)"
-        raise DataError(source, type_line, f"TYPE : {shown} is not supported "
-                                           "(tspcl reads TSP and ATSP problems)")
-    n = _header_int(scan, "DIMENSION", minimum=1)
+        raise DataError(source, type_line, f"TYPE : {_keyword_value(header['TYPE'][0])} is "
+                                           "not supported (tspcl reads TSP and ATSP problems)")
+    n = _dimension(scan)
     if n is None:
         raise DataError(source, scan.header_end,
                         "missing DIMENSION (expected 'DIMENSION : <number of cities>')")
@@ -433,7 +557,7 @@ def parse_problem(text: str, source: str = "<memory>") -> Instance:
     weight_type = wt_value.upper()
     if weight_type not in COORD_DIMS and weight_type != "EXPLICIT":
         supported = ", ".join(list(COORD_DIMS) + ["EXPLICIT"])
-        raise DataError(source, wt_line, f"EDGE_WEIGHT_TYPE : {wt_value or '(empty)'} is "
+        raise DataError(source, wt_line, f"EDGE_WEIGHT_TYPE : {_keyword_value(wt_value)} is "
                                          f"not supported (supported: {supported})")
     for name, sec in scan.sections.items():
         if name not in _PROBLEM_SECTIONS:
@@ -447,12 +571,16 @@ def parse_problem(text: str, source: str = "<memory>") -> Instance:
         coord_dims = _COORD_TYPES.get(value.upper())
         if (weight_type in COORD_DIMS and coord_dims is not None
                 and coord_dims != COORD_DIMS[weight_type]):
-            raise DataError(source, line, f"NODE_COORD_TYPE : {value} does not match "
-                                          f"EDGE_WEIGHT_TYPE : {weight_type}")
+            raise DataError(source, line, f"NODE_COORD_TYPE : {_keyword_value(value)} does "
+                                          f"not match EDGE_WEIGHT_TYPE : {weight_type}")
     if weight_type in COORD_DIMS:
         sec = _need_section(scan, "NODE_COORD_SECTION",
                             f"needed with EDGE_WEIGHT_TYPE : {weight_type}")
         coords = _read_nodes(scan, sec, n, COORD_DIMS[weight_type])
+        problem = coordinate_problem(weight_type, coords)
+        if problem:
+            city, why = problem
+            raise DataError(source, _node_line(scan, sec, city), why)
     else:
         if "EDGE_WEIGHT_FORMAT" not in header:
             raise DataError(source, scan.header_end, "missing EDGE_WEIGHT_FORMAT (needed "
@@ -460,9 +588,9 @@ def parse_problem(text: str, source: str = "<memory>") -> Instance:
         fmt_value, fmt_line = header["EDGE_WEIGHT_FORMAT"]
         fmt = fmt_value.upper()
         if fmt not in EXPLICIT_FORMATS:
-            raise DataError(source, fmt_line, f"EDGE_WEIGHT_FORMAT : {fmt_value or '(empty)'}"
-                                              " is not supported (supported: "
-                                              f"{', '.join(EXPLICIT_FORMATS)})")
+            raise DataError(source, fmt_line, "EDGE_WEIGHT_FORMAT : "
+                                              f"{_keyword_value(fmt_value)} is not supported "
+                                              f"(supported: {', '.join(EXPLICIT_FORMATS)})")
         if kind == "ATSP" and fmt != "FULL_MATRIX":
             raise DataError(source, fmt_line, f"an ATSP needs EDGE_WEIGHT_FORMAT : "
                                               f"FULL_MATRIX, not {fmt}")
@@ -479,7 +607,7 @@ def parse_problem(text: str, source: str = "<memory>") -> Instance:
         display = _read_nodes(scan, scan.sections["DISPLAY_DATA_SECTION"], n, 2)
     fixed = np.zeros((0, 2), np.int64)
     if "FIXED_EDGES_SECTION" in scan.sections:
-        fixed = _read_fixed_edges(scan, scan.sections["FIXED_EDGES_SECTION"], n)
+        fixed = _read_fixed_edges(scan, scan.sections["FIXED_EDGES_SECTION"], n, kind)
 
     name = header["NAME"][0] if "NAME" in header else _default_name(source)
     try:
@@ -531,8 +659,8 @@ def _read_nodes(scan: _Scan, sec: _Section, n: int, d: int) -> np.ndarray:
     bad = np.flatnonzero((ids != np.floor(ids)) | (ids < 1) | (ids > n))
     if bad.size:
         k = int(bad[0])
-        raise DataError(source, items[k][0], f"node id {items[k][1][0]!r} is not an integer "
-                                             f"in 1..{n}")
+        raise DataError(source, items[k][0], f"node id {_shown(items[k][1][0])} is not an "
+                                             f"integer in 1..{n}")
     order = ids.astype(np.int64) - 1
     _, first = np.unique(order, return_index=True)
     if first.size != n:
@@ -547,6 +675,11 @@ def _read_nodes(scan: _Scan, sec: _Section, n: int, d: int) -> np.ndarray:
     return out
 
 
+def _node_line(scan: _Scan, sec: _Section, city: int) -> int:
+    """The line of ``sec`` (read by :func:`_read_nodes`) that holds the 0-based ``city``."""
+    return next(line for line, fields in _items(scan, sec) if float(fields[0]) == city + 1)
+
+
 def _explicit_count(layout: str, n: int) -> int:
     return {
         "FULL_MATRIX": n * n,
@@ -556,22 +689,23 @@ def _explicit_count(layout: str, n: int) -> int:
 
 
 def _ints(tokens: list[str], items, source: str, what: str) -> np.ndarray:
-    """Integral tokens as int64 (``12.0`` is fine, ``12.5`` is not)."""
-    try:
-        return np.array(tokens, dtype=np.int64)
-    except (ValueError, OverflowError, TypeError):
-        pass
+    """Integral decimal tokens as int64 (``12.0`` is fine, ``12.5`` is not)."""
+    if not _NOT_IN_INTEGERS_RE.search(" ".join(tokens)):
+        try:
+            return np.array(tokens, dtype=np.int64)
+        except (ValueError, OverflowError):
+            pass
     a = _floats(tokens, items, source)
     bad = np.flatnonzero(a != np.round(a))
     if bad.size:
         k = int(bad[0])
         raise DataError(source, _line_of_token(items, k), f"expected an integer {what}, "
-                                                          f"got {tokens[k]!r}")
+                                                          f"got {_shown(tokens[k])}")
     big = np.flatnonzero(np.abs(a) > 2.0**62)
     if big.size:
         k = int(big[0])
-        raise DataError(source, _line_of_token(items, k), f"{what} {tokens[k]!r} is too "
-                                                          "large")
+        raise DataError(source, _line_of_token(items, k), f"{what} {_shown(tokens[k])} is "
+                                                          "too large")
     return a.astype(np.int64)
 
 
@@ -616,7 +750,7 @@ def _read_matrix(scan: _Scan, sec: _Section, n: int, fmt: str, kind: str) -> np.
     return m
 
 
-def _read_fixed_edges(scan: _Scan, sec: _Section, n: int) -> np.ndarray:
+def _read_fixed_edges(scan: _Scan, sec: _Section, n: int, kind: str) -> np.ndarray:
     source = scan.source
     tokens = _tokens(scan, sec)
     items = _LazyItems(scan, sec)
@@ -628,18 +762,11 @@ def _read_fixed_edges(scan: _Scan, sec: _Section, n: int) -> np.ndarray:
         raise DataError(source, _line_of_token(items, stop - 1),
                         "FIXED_EDGES_SECTION needs pairs of nodes 'a b'; the last pair is "
                         "incomplete")
-    ids = _ints(tokens[:stop], items, source, "node id")
-    bad = np.flatnonzero((ids < 1) | (ids > n))
-    if bad.size:
-        k = int(bad[0])
-        raise DataError(source, _line_of_token(items, k), f"node id {tokens[k]} is not in "
-                                                          f"1..{n}")
-    edges = ids.reshape(-1, 2) - 1
-    loops = np.flatnonzero(edges[:, 0] == edges[:, 1])
-    if loops.size:
-        k = int(loops[0]) * 2
-        raise DataError(source, _line_of_token(items, k), f"fixed edge from node "
-                                                          f"{tokens[k]} to itself")
+    edges = _ints(tokens[:stop], items, source, "node id").reshape(-1, 2) - 1
+    problem = fixed_edges_problem(edges, n, directed=kind == "ATSP")
+    if problem:
+        k, why = problem
+        raise DataError(source, _line_of_token(items, 2 * k), why)
     return edges
 
 
@@ -651,9 +778,9 @@ def parse_tour(text: str, source: str = "<memory>") -> Tour:
     scan = _scan(text, source, "tour")
     kind, type_line = _type(scan)
     if kind is not None and kind != "TOUR":
-        raise DataError(source, type_line, f"TYPE : {scan.header['TYPE'][0] or '(empty)'} "
+        raise DataError(source, type_line, f"TYPE : {_keyword_value(scan.header['TYPE'][0])} "
                                            "is not a tour (expected TYPE : TOUR)")
-    dimension = _header_int(scan, "DIMENSION", minimum=1)
+    dimension = _dimension(scan)
     sec = _need_section(scan, "TOUR_SECTION", "a tour file needs one")
     tokens = _tokens(scan, sec)
     items = _LazyItems(scan, sec)
@@ -661,22 +788,12 @@ def parse_tour(text: str, source: str = "<memory>") -> Tour:
     end_line = _line_of_token(items, stop) if stop < len(tokens) else sec.end_line
     if stop == 0:
         raise DataError(source, end_line, "TOUR_SECTION holds no cities")
-    city_numbers = tokens[:stop]
-    try:
-        ids = np.array(city_numbers, dtype=np.int64)
-    except (ValueError, OverflowError, TypeError):
-        ids = None
-    if ids is None or (ids < 1).any():
-        for k, t in enumerate(city_numbers):
-            try:
-                ok = 1 <= int(t) < 2**63
-            except ValueError:
-                ok = False
-            if not ok:
-                raise DataError(source, _line_of_token(items, k), "expected a city number "
-                                                                  f"(integer >= 1), got {t!r}")
-        if ids is None:
-            ids = np.array([int(t) for t in city_numbers], dtype=np.int64)
+    ids = _ints(tokens[:stop], items, source, "city number")
+    below = np.flatnonzero(ids < 1)
+    if below.size:
+        k = int(below[0])
+        raise DataError(source, _line_of_token(items, k), "expected a city number (integer "
+                                                          f">= 1), got {_shown(tokens[k])}")
     if dimension is not None and len(ids) != dimension:
         raise DataError(source, end_line, f"TOUR_SECTION has {len(ids)} cities, "
                                           f"DIMENSION is {dimension}")
@@ -695,12 +812,26 @@ def _fmt_float(x: float) -> str:
     return repr(x)
 
 
+# What the value of a keyword line cannot hold: line breaks, the control characters the
+# reader refuses, lone surrogates (a file name's undecodable bytes, which UTF-8 cannot
+# write) and Unicode's line and paragraph separators.
+_NOT_ON_A_LINE_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]+")
+
+
+def one_line(text: str) -> str:
+    """``text`` as the value of a keyword line, which reads back unchanged: each run of
+    line breaks, control characters or undecodable bytes becomes '_', blanks around go."""
+    return _NOT_ON_A_LINE_RE.sub("_", text).strip()
+
+
+def _comment_lines(comment: str) -> list[str]:
+    """One COMMENT line per line of ``comment`` (the reader joins them with newlines)."""
+    return [f"COMMENT : {one_line(c)}" for c in comment.splitlines()]
+
+
 def _header_lines(name: str, comment: str, kind: str, n: int) -> list[str]:
-    out = [f"NAME : {name}"]
-    if comment:
-        out += [f"COMMENT : {c}" for c in comment.split("\n")]
-    out += [f"TYPE : {kind}", f"DIMENSION : {n}"]
-    return out
+    return ([f"NAME : {one_line(name)}"] + _comment_lines(comment)
+            + [f"TYPE : {kind}", f"DIMENSION : {n}"])
 
 
 def _node_lines(a: np.ndarray) -> list[str]:
@@ -771,10 +902,8 @@ def format_problem(inst: Instance) -> str:
 def format_tour(order, name: str, comment: str = "") -> str:
     """A TSPLIB tour file for the 0-based city ``order``."""
     t = np.asarray(order, dtype=np.int64).ravel()
-    out = [f"NAME : {name}", "TYPE : TOUR"]
-    if comment:
-        out += [f"COMMENT : {c}" for c in comment.split("\n")]
-    out += [f"DIMENSION : {t.size}", "TOUR_SECTION"]
+    out = [f"NAME : {one_line(name)}", "TYPE : TOUR", *_comment_lines(comment),
+           f"DIMENSION : {t.size}", "TOUR_SECTION"]
     out += map(str, (t + 1).tolist())
     out += ["-1", "EOF"]
     return "\n".join(out) + "\n"
@@ -784,23 +913,30 @@ def format_tour(order, name: str, comment: str = "") -> str:
 # Run logs
 # ---------------------------------------------------------------------------------------
 def format_log(log: RunLog) -> str:
-    """The log as text (format in the module docstring); ValueError if it cannot be."""
+    """The log as text (format in the module docstring); ValueError for parameters that
+    cannot be written and times that are not finite.  NAME, ALGORITHM, DEVICE and
+    VERSION are written :func:`one_line`."""
     for k, v in log.parameters.items():
         k, v = str(k), str(v)
-        if not k or "=" in k or any(c.isspace() for c in k + v):
+        if (not k or "=" in k or any(c.isspace() for c in k + v)
+                or _NOT_ON_A_LINE_RE.search(k + v)):
             raise ValueError(f"parameter {k}={v} cannot be written: keys and values must "
-                             "not contain white space, keys no '='")
-    for key, value in (("NAME", log.name), ("ALGORITHM", log.algorithm),
-                       ("DEVICE", log.device), ("VERSION", log.version)):
-        if "\n" in str(value) or "\r" in str(value):
-            raise ValueError(f"{key} must be a single line, got {value!r}")
+                             "not contain white space or control characters, keys no '='")
+    if not all(math.isfinite(t) for t, _, _ in log.progress):
+        raise ValueError("progress times must be finite numbers")
     params = " ".join(f"{k}={v}" for k, v in log.parameters.items())
-    out = [f"NAME : {log.name}", "TYPE : LOG", f"ALGORITHM : {log.algorithm}",
-           f"PARAMETERS : {params}", f"DEVICE : {log.device}", f"SEED : {int(log.seed)}",
-           f"VERSION : {log.version}", "PROGRESS_SECTION"]
+    out = [f"NAME : {one_line(log.name)}", "TYPE : LOG",
+           f"ALGORITHM : {one_line(log.algorithm)}", f"PARAMETERS : {params}",
+           f"DEVICE : {one_line(log.device)}", f"SEED : {int(log.seed)}",
+           f"VERSION : {one_line(log.version)}", "PROGRESS_SECTION"]
     out += [f"{float(t):.6f} {int(it)} {int(best)}" for t, it, best in log.progress]
     out.append("EOF")
     return "\n".join(out) + "\n"
+
+
+# elapsed_s, iteration, best_length: how each is written, and what a message calls it
+_PROGRESS_FIELDS = ((_NUMBER_RE, "a number"), (_INTEGER_RE, "an integer"),
+                    (_INTEGER_RE, "an integer"))
 
 
 def parse_log(text: str, source: str = "<memory>") -> RunLog:
@@ -809,7 +945,7 @@ def parse_log(text: str, source: str = "<memory>") -> RunLog:
     header = scan.header
     kind, type_line = _type(scan)
     if kind is not None and kind != "LOG":
-        raise DataError(source, type_line, f"TYPE : {header['TYPE'][0] or '(empty)'} is "
+        raise DataError(source, type_line, f"TYPE : {_keyword_value(header['TYPE'][0])} is "
                                            "not a log (expected TYPE : LOG)")
     for name, sec in scan.sections.items():
         if name != "PROGRESS_SECTION":
@@ -820,32 +956,28 @@ def parse_log(text: str, source: str = "<memory>") -> RunLog:
         for tok in value.split():
             k, eq, v = tok.partition("=")
             if not eq or not k:
-                raise DataError(source, line, f"expected key=value in PARAMETERS, got {tok!r}")
+                raise DataError(source, line, "expected key=value in PARAMETERS, got "
+                                              f"{_shown(tok)}")
             params[k] = v
     seed = 0
     if "SEED" in header:
         value, line = header["SEED"]
-        try:
-            seed = int(value)
-        except ValueError:
-            raise DataError(source, line, f"SEED must be an integer, got {value!r}") from None
+        if not _INTEGER_RE.fullmatch(value):
+            raise DataError(source, line, f"SEED must be an integer, got {_shown(value)}")
+        seed = int(value)
     progress: list[tuple[float, int, int]] = []
     if "PROGRESS_SECTION" in scan.sections:
         for line, fields in _items(scan, scan.sections["PROGRESS_SECTION"]):
             if len(fields) != 3:
                 raise DataError(source, line, "expected 3 fields 'elapsed_s iteration "
                                               f"best_length', got {len(fields)}")
-            try:
-                t = float(fields[0])
-            except ValueError:
-                raise DataError(source, line, f"expected a number, got {fields[0]!r}") from None
-            ints = []
-            for f in fields[1:]:
-                try:
-                    ints.append(int(f))
-                except ValueError:
-                    raise DataError(source, line, f"expected an integer, got {f!r}") from None
-            progress.append((t, ints[0], ints[1]))
+            for field, (pattern, what) in zip(fields, _PROGRESS_FIELDS):
+                if not pattern.fullmatch(field):
+                    raise DataError(source, line, f"expected {what}, got {_shown(field)}")
+            if not math.isfinite(float(fields[0])):
+                raise DataError(source, line, f"number {_shown(fields[0])} is beyond a "
+                                              "64-bit float's range")
+            progress.append((float(fields[0]), int(fields[1]), int(fields[2])))
 
     def get(key):
         return header[key][0] if key in header else ""
