@@ -93,6 +93,10 @@ def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
     reason = spec.unsupported(inst)
     if reason:
         raise UsageError(reason)
+    if len(inst.fixed_edges):
+        raise UsageError(f"{inst.source} has {len(inst.fixed_edges)} fixed edges "
+                         "(FIXED_EDGES_SECTION); tspcl's solvers cannot keep them yet: "
+                         "remove the section to solve without them")
     plan_memory(rt, inst, spec, params)
     started = time.perf_counter() if started is None else started
     ctx = SolveContext(rt, DeviceInstance(rt, inst), seed, stopping(deadline, iterations),
