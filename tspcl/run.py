@@ -79,8 +79,9 @@ def stopping(deadline: float | None, iterations: int | None) -> AnyOf:
 def plan_memory(rt: Runtime, inst: Instance, spec: SolverSpec, params) -> int:
     need = int(spec.memory(inst, params))
     largest = int(spec.largest_buffer(inst, params)) if spec.largest_buffer else need
+    options = f"{spec.memory_hint}, " if spec.memory_hint else ""
     rt.check_fits(need, largest, f"{spec.name} on {inst.name} (n={inst.n})",
-                  "try fewer candidates (-p k=...), a smaller instance, or a device with more memory")
+                  f"try {options}a smaller instance, or a device with more memory")
     return need
 
 

@@ -298,6 +298,7 @@ SOLVERS = [
                "gpu (per-step launches, atomic updates), alt (one launch, racy updates), spm "
                "(selective pheromone memory, O(n s))", AcsParams, run_acs, _memory,
                deterministic=False, unsupported=_cities_fit, racy=_racy,
+               memory_hint="--variant spm (O(n) pheromone) or fewer ants (e.g. --ants 256)",
                repro_params=tuple(AcsParams(variant=v) for v in VARIANTS),
                effective=lambda inst, p: p.effective(inst.n)),
 ]

@@ -113,6 +113,9 @@ class SolverSpec:
     ``effective(instance, params)`` the parameters as a run on that instance uses them,
     defaults that depend on it filled in (ants = 0 is n ants, ...), which results,
     tours' COMMENT lines and benchmark rows report.
+    ``memory_hint`` says which of its options need less device memory, written as
+    options (``-p key=value``, ``--flag value``) so that a test can try them; it ends
+    the message of a run refused for memory.
     """
 
     name: str
@@ -126,6 +129,7 @@ class SolverSpec:
     racy: Callable[[object], str | None] = lambda params: None
     repro_params: tuple = ()
     effective: Callable[[Instance, object], object] = lambda inst, params: params
+    memory_hint: str | None = None
 
     def has_param(self, name: str) -> bool:
         return any(f.name == name for f in dataclasses.fields(self.params_type))

@@ -19,6 +19,7 @@ from ..sort import padded_length, sort_keys
 from .base import SolveContext, SolverSpec
 
 GROUP_SIZE = 256  # the single work-group of nn_tour / greedy_tour (capped by the device)
+CANDIDATES_HINT = "fewer candidates (e.g. -p k=5)"
 
 
 @dataclass(frozen=True)
@@ -146,12 +147,13 @@ def _symmetric_only(inst: Instance) -> str | None:
 SOLVERS = [
     SolverSpec("nn", "nearest neighbour from a seeded or given start city",
                NearestNeighborParams, run_nn,
-               lambda inst, p: _instance_bytes(inst) + candidate_bytes(inst.n, p.k) + 13 * inst.n),
+               lambda inst, p: _instance_bytes(inst) + candidate_bytes(inst.n, p.k) + 13 * inst.n,
+               memory_hint=CANDIDATES_HINT),
     SolverSpec("greedy", "greedy edge matching over candidate edges, fragments joined by NN",
                GreedyParams, run_greedy,
                lambda inst, p: (_instance_bytes(inst) + candidate_bytes(inst.n, p.k)
                                 + 8 * padded_length(inst.n * p.k + 1) + 32 * inst.n),
-               unsupported=_symmetric_only),
+               unsupported=_symmetric_only, memory_hint=CANDIDATES_HINT),
     SolverSpec("sfc", "Hilbert space-filling curve order", NoParams, run_sfc,
                lambda inst, p: _instance_bytes(inst) + 8 * padded_length(inst.n) + 20 * inst.n,
                unsupported=_needs_plane),

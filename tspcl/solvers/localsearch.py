@@ -36,6 +36,7 @@ SINGLE_CITIES_PER_UNIT = 6  # queued cities per compute unit evaluated at once i
 CLAIM_BLOCK = 64        # tour positions per claim block (localsearch.cl)
 KICK_REVERSALS = 4      # a double bridge is four reversals (localsearch.cl)
 LONG_MAX = 2**63 - 1
+MEMORY_HINT = "fewer candidates (e.g. -p m=8)"
 
 
 @dataclass(frozen=True)
@@ -320,13 +321,18 @@ def _symmetric(inst: Instance) -> str | None:
 
 SOLVERS = [
     SolverSpec("2opt", "2-opt local search to a local optimum (many moves per pass; moves=best: one)",
-               LocalSearchParams, run_local_search, _memory, unsupported=_symmetric),
+               LocalSearchParams, run_local_search, _memory, unsupported=_symmetric,
+               memory_hint=MEMORY_HINT),
     SolverSpec("oropt", "Or-opt local search (segments of 1-3 cities)",
-               OrOptParams, run_local_search, _memory, unsupported=_symmetric),
+               OrOptParams, run_local_search, _memory, unsupported=_symmetric,
+               memory_hint=MEMORY_HINT),
     SolverSpec("3opt", "3-opt search: 2-opt, Or-opt and the four 3-opt reconnections of "
-               "neighbour triples", ThreeOptParams, run_local_search, _memory, unsupported=_symmetric),
+               "neighbour triples", ThreeOptParams, run_local_search, _memory, unsupported=_symmetric,
+               memory_hint=MEMORY_HINT),
     SolverSpec("lk", "3-opt search plus Lin-Kernighan chains of up to `depth` 2-opt steps",
-               LinKernighanParams, run_local_search, _memory, unsupported=_symmetric),
+               LinKernighanParams, run_local_search, _memory, unsupported=_symmetric,
+               memory_hint=MEMORY_HINT),
     SolverSpec("ils", "iterated local search: double-bridge kicks + local search",
-               IteratedLocalSearchParams, run_local_search, _memory, unsupported=_symmetric),
+               IteratedLocalSearchParams, run_local_search, _memory, unsupported=_symmetric,
+               memory_hint=MEMORY_HINT),
 ]

@@ -386,6 +386,8 @@ SOLVERS = [
     SolverSpec("mmas", "MAX-MIN Ant System: one work-group per ant, RWM or WRS selection, "
                "LC/CT/BT tabu, candidate lists (cl 32), store=candidates for O(n cl) memory", MmasParams, run_mmas, _memory,
                deterministic=False, unsupported=_cities_fit,
+               memory_hint="-p store=candidates (pheromone on the candidate edges only) or fewer ants "
+                           "(e.g. --ants 256)",
                repro_params=(*(MmasParams(variant=v) for v in VARIANTS),
                              MmasParams(variant="rwm-bt", cl=0),
                              MmasParams(variant="rwm-bt", ls="2opt")),
