@@ -276,7 +276,19 @@ class Instance:
 
     # ---- tours ---------------------------------------------------------------------
     def tour_problem(self, tour) -> str | None:
-        """Why ``tour`` (0-based city order) is not a tour of this instance, or None."""
+        """Why ``tour`` (0-based city order) is not a tour of this instance, or None: it
+        must be a permutation of the cities that travels every fixed edge."""
+        problem = self._permutation_problem(tour)
+        if problem is not None:
+            return problem
+        missing = self._first_missing_fixed_edge(np.asarray(tour))
+        if missing is not None:
+            a, b = missing
+            return f"fixed edge {a + 1}-{b + 1} (FIXED_EDGES_SECTION) is not in the tour"
+        return None
+
+    def _permutation_problem(self, tour) -> str | None:
+        """Why ``tour`` is not a permutation of the cities, or None."""
         t = np.asarray(tour)
         if t.ndim != 1 or len(t) != self.n:
             return f"tour has {t.size} cities, the problem has {self.n}"
@@ -291,10 +303,6 @@ class Instance:
             if dup.size:
                 return f"city {int(dup[0]) + 1} is visited {int(counts[dup[0]])} times"
             return f"city {int(np.flatnonzero(counts == 0)[0]) + 1} is not visited"
-        missing = self._first_missing_fixed_edge(t)
-        if missing is not None:
-            a, b = missing
-            return f"fixed edge {a + 1}-{b + 1} (FIXED_EDGES_SECTION) is not in the tour"
         return None
 
     def _first_missing_fixed_edge(self, tour: np.ndarray) -> tuple[int, int] | None:
@@ -313,8 +321,10 @@ class Instance:
         return int(a[missing[0]]), int(b[missing[0]])
 
     def tour_length(self, tour) -> int:
-        """Exact length (int) of the closed tour ``tour``; raises ValueError if invalid."""
-        problem = self.tour_problem(tour)
+        """Exact length (int) of the closed tour ``tour``, any permutation of the cities
+        (fixed edges or not: :meth:`tour_problem` says whether it keeps them); raises
+        ValueError for anything else."""
+        problem = self._permutation_problem(tour)
         if problem is not None:
             raise ValueError(problem)
         t = np.asarray(tour, dtype=np.int64)
