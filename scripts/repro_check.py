@@ -34,6 +34,7 @@ from tspcl.device import Runtime, all_devices, choose_device  # noqa: E402
 from tspcl.errors import DeviceMemoryError, TspclError  # noqa: E402
 from tspcl.run import solve  # noqa: E402
 from tspcl.solvers import REGISTRY  # noqa: E402
+from tspcl.solvers.base import MAX_COUNT, MAX_SEED  # noqa: E402
 from tspcl.tsplib import format_tour, read_problem  # noqa: E402
 
 SHARED_DEFAULTS = ["tsplib/berlin52.tsp", "tsplib/gr96.tsp", "tsplib/bays29.tsp",
@@ -175,6 +176,19 @@ def runtimes_for(specs: list[str]) -> list[Runtime]:
     return out
 
 
+def whole_number(lo: int, hi: int):
+    """An argparse type: an integer from lo to hi (else argparse's usage error, status 2)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{text} is not in {lo}..{hi}")
+        return value
+    return parse
+
+
 def format_row(r: Row) -> str:
     algorithm = f"{r.algorithm} ({r.params})" if r.params else r.algorithm
     return f"| {algorithm} | {r.instance} | {r.seed} | {r.device} | {r.status} | {r.digest} |"
@@ -183,9 +197,9 @@ def format_row(r: Row) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--instances", nargs="+", metavar="PATH", help="problem files (default: see above)")
-    ap.add_argument("--seeds", nargs="+", type=int, default=[1, 2])
+    ap.add_argument("--seeds", nargs="+", type=whole_number(0, MAX_SEED), default=[1, 2])
     ap.add_argument("--devices", nargs="+", default=["all"], help="all, auto, gpu, cpu or P:D (default all)")
-    ap.add_argument("--iterations", type=int, default=50,
+    ap.add_argument("--iterations", type=whole_number(0, MAX_COUNT), default=50,
                     help="iteration limit of iterative solvers (default 50)")
     args = ap.parse_args(argv)
     try:

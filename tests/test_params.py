@@ -1,23 +1,112 @@
-"""A memory plan the device cannot hold is refused with options of that solver that
-need less."""
+"""Solver parameters are checked, not cast: every value a user can give with -p KEY=VALUE
+(SolverSpec.params_from, which the CLI's family flags and bench specs go through too) is
+either used as given or refused with a one-line UsageError before anything is
+allocated; memory plans come from numbers, and a plan the device cannot hold is refused
+with options of that solver that need less."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tspcl import errors
 from tspcl.device import DeviceLimits, Runtime
-from tspcl.errors import DeviceMemoryError
+from tspcl.errors import DeviceMemoryError, UsageError
 from tspcl.instance import Instance
 from tspcl.run import plan_memory
-from tspcl.solvers import REGISTRY
+from tspcl.solvers import REGISTRY, ga
+from tspcl.solvers.base import MAX_BATCH, MAX_COUNT
+from tspcl.solvers.localsearch import kick_budget
 
+ROOT = Path(__file__).resolve().parents[1]
 SPECS = list(REGISTRY.values())
 
 
-# ---- memory: refused with options that help ---------------------------
+def _kind(spec, f) -> str | None:
+    """'int' or 'float' as SolverSpec.params_from types the field, else None."""
+    default = getattr(spec.params_type(), f.name)
+    if isinstance(default, bool):
+        return None
+    if isinstance(default, int) or (default is None and "int" in str(f.type)):
+        return "int"
+    if isinstance(default, float) or (default is None and "float" in str(f.type)):
+        return "float"
+    return None
+
+
+def _fields(kind: str) -> list:
+    return [pytest.param(spec, f.name, id=f"{spec.name}-{f.name}") for spec in SPECS
+            for f in dataclasses.fields(spec.params_type) if _kind(spec, f) == kind]
+
+
+def _refused(spec, values: dict) -> UsageError:
+    with pytest.raises(UsageError) as caught:
+        spec.params_from(values)
+    assert "\n" not in caught.value.message
+    return caught.value
+
+
+@pytest.mark.parametrize("spec, name", _fields("float"))
+@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "NaN", "1e400"])
+def test_a_float_parameter_that_is_not_finite_is_a_usage_error(spec, name, text):
+    assert name in _refused(spec, {name: text}).message
+
+
+@pytest.mark.parametrize("spec, name", _fields("int"))
+@pytest.mark.parametrize("text", ["-1", str(MAX_COUNT + 1), "99999999999999999999"])
+def test_a_whole_number_parameter_is_bounded_on_both_sides(spec, name, text):
+    """Negative counts, and counts beyond what the kernels' int arguments (and state
+    words) hold, for every whole-number parameter of every algorithm."""
+    assert name in _refused(spec, {name: text}).message
+
+
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.has_param("batch")], ids=lambda s: s.name)
+def test_a_batch_is_bounded_before_it_queues_launches(spec):
+    _refused(spec, {"batch": str(MAX_BATCH + 1)})
+    assert spec.params_from({"batch": str(MAX_BATCH)}).batch == MAX_BATCH
+
+
+@pytest.mark.parametrize("kicks", ["infn", "1e400n", "nann", "-1n", "-1", "99999999999999999999",
+                                   "inf", "nan", "1e3", "n n", f"{MAX_COUNT + 1}n"])
+def test_ils_kick_budgets_that_are_no_count_are_usage_errors(kicks):
+    assert "kicks" in _refused(REGISTRY["ils"], {"kicks": kicks}).message
+
+
+def test_a_kick_budget_is_checked_against_the_instance_it_runs_on():
+    assert kick_budget("1000n", 1000) == 10**6 and kick_budget(str(MAX_COUNT), 5) == MAX_COUNT
+    REGISTRY["ils"].params_from({"kicks": "1000000n"})  # fine on small instances
+    with pytest.raises(UsageError, match="on 10000 cities"):
+        kick_budget("1000000n", 10_000)
+
+
+def _cli(*args: str):
+    return subprocess.run([sys.executable, "-m", "tspcl", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+
+
+@pytest.mark.parametrize("args", [
+    ["--algo", "mmas", "--rho", "nan"], ["--algo", "acs", "--beta", "inf"],
+    ["--algo", "ga", "--mutation-rate", "nan"], ["--algo", "ga", "--population", "2147483648"],
+    ["--algo", "ils", "--iterations", "infn"], ["--algo", "ils", "--iterations", "99999999999999999999"],
+    ["--algo", "tabu", "--iterations", "-1"], ["--algo", "mmas", "-p", "batch=2147483648"],
+    ["--algo", "ils", "-p", "slack=nan"], ["--algo", "acs", "--q0", "nan"],
+])
+def test_the_command_line_refuses_them_in_one_line(tmp_path, args):
+    problem = tmp_path / "p.tsp"
+    problem.write_text("NAME : p\nTYPE : TSP\nDIMENSION : 5\nEDGE_WEIGHT_TYPE : EUC_2D\nNODE_COORD_SECTION\n"
+                       + "".join(f"{i + 1} {i * 10} {i * i}\n" for i in range(5)) + "EOF\n")
+    r = _cli("solve", str(problem), *args, "-q")
+    assert r.returncode == errors.EXIT_USAGE, r.stderr
+    assert r.stderr.startswith("tspcl: ") and r.stderr.count("\n") == 1 and r.stdout == ""
+
+
+# ---- memory: planned from numbers, refused with options that help ---------------------------
 class TinyDevice:
     """Enough of a Runtime for run.plan_memory: a device of 512 KiB."""
 
@@ -66,3 +155,24 @@ def test_a_refused_plan_names_options_of_that_solver(spec):
 def test_the_hint_parser_reads_both_option_forms():
     assert hinted_values("-p store=candidates (pheromone) or fewer ants (e.g. --ants 256)") == \
         [{"store": "candidates"}, {"ants": "256"}]
+
+
+def test_a_huge_population_is_planned_from_numbers_and_refused(monkeypatch):
+    """The plan must not build the population-sized task list that the run builds."""
+    with pytest.raises(UsageError, match="population"):
+        ga.GaParams(population=2**31)
+
+    def built(p):
+        raise AssertionError("the memory plan built the crossover tasks")
+
+    monkeypatch.setattr(ga, "crossover_tasks", built)
+    p = ga.GaParams(population=2**30, groups=8)
+    assert ga.task_count(p) == 2**29
+    with pytest.raises(DeviceMemoryError, match="--population 256"):
+        plan_memory(TinyDevice(), _big(1000), REGISTRY["ga"], p)
+
+
+def test_task_count_counts_the_crossover_tasks():
+    for population, groups in ((64, 2), (48, 3), (2048, 8), (4, 1)):
+        p = ga.GaParams(population=population, groups=groups)
+        assert ga.task_count(p) == len(ga.crossover_tasks(p))

@@ -133,9 +133,11 @@ def _load_toml(spec_file: str) -> dict:
         raise DataError(spec_file, None, f"not valid TOML ({e})") from None
 
 
-def _int(value, what: str, spec: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise UsageError(f"{spec}: {what} must be an integer >= {minimum} (got {value!r})")
+def _int(value, what: str, spec: str, minimum: int = 0, maximum: int | None = None) -> int:
+    if (isinstance(value, bool) or not isinstance(value, int) or value < minimum
+            or (maximum is not None and value > maximum)):
+        within = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+        raise UsageError(f"{spec}: {what} must be an integer {within} (got {value!r})")
     return value
 
 
@@ -194,6 +196,7 @@ def applicable(spec, variant: dict):
 def load_suite(spec_file: str) -> Suite:
     """Parse and check the whole spec (every instance, algorithm and parameter)."""
     from .solvers import get_solver
+    from .solvers.base import MAX_COUNT, MAX_SEED
 
     data = _load_toml(spec_file)
     spec_dir = Path(spec_file).resolve().parent
@@ -245,10 +248,10 @@ def load_suite(spec_file: str) -> Suite:
             algorithms=list(algs), variants=variants,
             warmup=_int(get("warmup", 0), "warmup", where),
             repeats=_int(get("repeats", 1), "repeats", where, 1),
-            seeds=[_int(s, "a seed", where) for s in seeds],
+            seeds=[_int(s, "a seed", where, 0, MAX_SEED) for s in seeds],
             time_limit=_opt_number(get("time_limit", None), "time_limit", where),
             iterations=None if get("iterations", None) is None
-            else _int(get("iterations", None), "iterations", where, 1)))
+            else _int(get("iterations", None), "iterations", where, 1, MAX_COUNT)))
     return suite
 
 

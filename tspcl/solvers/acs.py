@@ -40,7 +40,7 @@ from ..launches import enqueue_repeated
 from ..neighbors import CandidateParams, candidate_bytes
 from . import ant_two_opt
 from .ant_two_opt import AntTwoOpt, AntTwoOptParams
-from .base import SolveContext, SolverSpec
+from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
 from .batches import LONG_MAX, M_BEST, run_batches  # noqa: F401 - M_BEST for callers
 from .construct import NearestNeighborParams, run_nn
 
@@ -97,10 +97,8 @@ class AcsParams:
     def __post_init__(self):
         if self.variant not in VARIANTS:
             raise UsageError(f"variant must be one of {', '.join(VARIANTS)} for acs (got {self.variant!r})")
-        if self.iterations < 0:
-            raise UsageError(f"iterations must not be negative (got {self.iterations})")
-        if self.ants < 0:
-            raise UsageError(f"ants must be 0 (one per city) or a count (got {self.ants})")
+        check_count("iterations", self.iterations)
+        check_count("ants", self.ants, note=", 0 for one per city")
         if self.q0 is not None and not 0.0 <= self.q0 <= 1.0:
             raise UsageError(f"q0 must be in [0, 1] (got {self.q0})")
         if self.beta < 0:
@@ -108,20 +106,17 @@ class AcsParams:
         for name in ("rho", "alpha"):
             if not 0.0 < getattr(self, name) < 1.0:
                 raise UsageError(f"{name} must be in (0, 1) (got {getattr(self, name)})")
-        if self.k < 1:
-            raise UsageError(f"k, the local update period, must be at least 1 (got {self.k})")
+        check_count("k", self.k, 1, note=", the local update period")
         if not 1 <= self.cl <= GROUP:
             raise UsageError(f"cl must be 1 to {GROUP} (a candidate per work-item; got {self.cl})")
         if not 1 <= self.spm_size <= GROUP:
             raise UsageError(f"spm_size must be 1 to {GROUP} (a stored edge per work-item; got {self.spm_size})")
         if self.ls not in ("none", "2opt"):
             raise UsageError(f"ls must be none or 2opt for acs (got {self.ls!r})")
-        if self.ls_neighbors < 1:
-            raise UsageError(f"ls_neighbors must be at least 1 (got {self.ls_neighbors})")
+        check_count("ls_neighbors", self.ls_neighbors, 1, MAX_CANDIDATES)
         if self.reads not in READS:
             raise UsageError(f"reads must be fresh or cached for acs (got {self.reads!r})")
-        if self.batch < 1:
-            raise UsageError(f"batch must be at least 1 (got {self.batch})")
+        check_count("batch", self.batch, 1, MAX_BATCH)
 
     def effective(self, n: int) -> "AcsParams":
         """As a run on n cities uses them (the colony takes them from here): its ants, q0

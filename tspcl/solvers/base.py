@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -11,11 +12,26 @@ import numpy as np
 
 from ..device import Runtime
 from ..device_instance import DeviceInstance
+from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, Candidates, build_candidates
 from ..stop import AnyOf
 
 PUBLISH_S = 1.0   # a solver reads a better device tour back at most this often (publish_due)
+
+# The bounds of solver parameters, checked by check_count when the parameters are made
+# (SolverSpec.params_from, or a Params dataclass itself), before anything is allocated.
+MAX_COUNT = 2**31 - 1   # iterations, ants, genes, tenure, ...: what a kernel's int holds
+MAX_BATCH = 10_000      # steps (launch sequences) enqueued between two status reads
+MAX_CANDIDATES = 1024   # candidate list lengths (kernels keep a city's list in private arrays)
+MAX_SEED = 2**64 - 1    # seeds are two 32-bit Philox key words
+
+
+def check_count(name: str, value: int, lo: int = 0, hi: int = MAX_COUNT, note: str = "") -> None:
+    """The one check of a whole-number parameter: UsageError unless lo <= value <= hi
+    (`note`, e.g. ", 0 for n", follows the range in the message)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise UsageError(f"{name} must be {lo} to {hi}{note} (got {value!r})")
 
 
 @dataclass
@@ -136,8 +152,6 @@ class SolverSpec:
 
     def params_from(self, values: dict[str, str]):
         """Parameters from KEY=VALUE strings, typed by the dataclass's defaults."""
-        from ..errors import UsageError
-
         fields = {f.name: f for f in dataclasses.fields(self.params_type)}
         typed = {}
         for key, raw in values.items():
@@ -150,8 +164,8 @@ class SolverSpec:
 
 
 def _convert(params_type, f, raw: str, key: str):
-    from ..errors import UsageError
-
+    """A parameter's value from its text, typed by the field's default; a number that
+    is not finite (nan, inf) is refused here, for every float parameter."""
     default = getattr(params_type(), f.name)
     try:
         if isinstance(default, bool):
@@ -161,7 +175,10 @@ def _convert(params_type, f, raw: str, key: str):
         if isinstance(default, int) or (default is None and "int" in str(f.type)):
             return int(raw)
         if isinstance(default, float) or (default is None and "float" in str(f.type)):
-            return float(raw)
+            value = float(raw)
+            if not math.isfinite(value):
+                raise UsageError(f"parameter {key}: {raw!r} is not a finite number")
+            return value
         return raw
     except ValueError:
         raise UsageError(f"parameter {key}: {raw!r} is not a valid {type(default).__name__}") from None

@@ -16,7 +16,7 @@ from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
 from ..sort import padded_length, sort_keys
-from .base import SolveContext, SolverSpec
+from .base import MAX_CANDIDATES, SolveContext, SolverSpec, check_count
 
 GROUP_SIZE = 256  # the single work-group of nn_tour / greedy_tour (capped by the device)
 CANDIDATES_HINT = "fewer candidates (e.g. -p k=5)"
@@ -30,10 +30,8 @@ class NearestNeighborParams:
     k: int = 10
 
     def __post_init__(self):
-        if self.start < 0:
-            raise UsageError(f"start must be a city number >= 1, or 0 for a seeded draw (got {self.start})")
-        if self.k < 1:
-            raise UsageError(f"k must be at least 1 (got {self.k})")
+        check_count("start", self.start, note=", a city number, or 0 for a seeded draw")
+        check_count("k", self.k, 1, MAX_CANDIDATES)
 
 
 @dataclass(frozen=True)
@@ -43,8 +41,7 @@ class GreedyParams:
     k: int = 10
 
     def __post_init__(self):
-        if self.k < 1:
-            raise UsageError(f"k must be at least 1 (got {self.k})")
+        check_count("k", self.k, 1, MAX_CANDIDATES)
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,7 @@ from ..instance import Instance
 from ..neighbors import candidate_bytes
 from . import ant_two_opt
 from .ant_two_opt import AntTwoOpt, AntTwoOptParams
-from .base import SolveContext, SolverSpec
+from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
 from .batches import LONG_MAX, M_BEST, M_ITER_BEST, run_batches  # noqa: F401 - M_BEST, M_ITER_BEST for callers
 
 SCX, BCSCX, ARX = 0, 1, 2      # ga.cl
@@ -168,33 +168,37 @@ class GaParams:
     def __post_init__(self):
         if self.crossover not in CROSSOVERS:
             raise UsageError(f"crossover must be one of {', '.join(CROSSOVERS)} (got {self.crossover!r})")
-        if self.groups < 1 or self.population % self.groups:
+        check_count("population", self.population, 4)
+        check_count("groups", self.groups, 1)
+        if self.population % self.groups:
             raise UsageError(f"population ({self.population}) must split into groups ({self.groups}) of equal size")
         if self.population // self.groups < 4 or (self.population // self.groups) % 4:
             raise UsageError(f"every group needs a multiple of 4 genes, at least 4 (population "
                              f"{self.population}, groups {self.groups})")
-        if self.generations < 0:
-            raise UsageError(f"generations must not be negative (got {self.generations})")
+        check_count("generations", self.generations)
         if not 0.0 <= self.mutation_rate <= 1.0:
             raise UsageError(f"mutation_rate must be in [0, 1] (got {self.mutation_rate})")
         if self.mutate not in MUTATE:
             raise UsageError(f"mutate must be offspring or all (got {self.mutate!r})")
-        if self.migration_interval < 0:
-            raise UsageError(f"migration_interval must be 0 (never) or a count (got {self.migration_interval})")
+        check_count("migration_interval", self.migration_interval, note=", 0 for never")
         if self.competition not in COMPETITIONS:
             raise UsageError(f"competition must be pairs or halves (got {self.competition!r})")
         if self.random_start not in RANDOM_START:
             raise UsageError(f"random_start must be bcscx, none or all (got {self.random_start!r})")
         if self.init not in INITS:
             raise UsageError(f"init must be random or 2opt (got {self.init!r})")
-        if self.ls_neighbors < 1:
-            raise UsageError(f"ls_neighbors must be at least 1 (got {self.ls_neighbors})")
-        if self.batch < 1:
-            raise UsageError(f"batch must be at least 1 (got {self.batch})")
+        check_count("ls_neighbors", self.ls_neighbors, 1, MAX_CANDIDATES)
+        check_count("batch", self.batch, 1, MAX_BATCH)
 
     @property
     def size(self) -> int:
         return self.population // self.groups
+
+
+def task_count(p: GaParams) -> int:
+    """The rows of crossover_tasks(p), counted without building them (memory plans come
+    before anything population-sized): two for each of a group's size / 4 elite pairs."""
+    return 2 * p.groups * (p.size // 4)
 
 
 def crossover_tasks(p: GaParams) -> np.ndarray:
@@ -355,7 +359,7 @@ def run_ga(ctx: SolveContext, p: GaParams) -> None:
 def _memory(inst: Instance, p: GaParams) -> int:
     n, m, g = inst.n, p.population, p.groups
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    tasks = len(crossover_tasks(p))
+    tasks = task_count(p)
     ls = (ant_two_opt.memory_bytes(n, m) + candidate_bytes(n, p.ls_neighbors)) if p.init == "2opt" else 0
     return (base + 4 * m * n + 8 * m + sum(working_memory_bytes(tasks, n, m)) + 32 * tasks
             + 4 * g * n + 20 * g + 8 * n + ls + 2**20)
@@ -366,7 +370,7 @@ def _largest_buffer(inst: Instance, p: GaParams) -> int:
     n, m = inst.n, p.population
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
     ls = ant_two_opt.memory_bytes(n, m) if p.init == "2opt" else 0
-    return max(base, 4 * m * n, *working_memory_bytes(len(crossover_tasks(p)), n, m), ls)
+    return max(base, 4 * m * n, *working_memory_bytes(task_count(p), n, m), ls)
 
 
 def _fits(inst: Instance) -> str | None:

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
-from .base import SolveContext, SolverSpec
+from .base import MAX_BATCH, MAX_COUNT, SolveContext, SolverSpec, check_count
 from .construct import NearestNeighborParams, run_nn
 
 # ls name -> (2-opt, Or-opt, 3-opt, Lin-Kernighan chain) moves evaluated
@@ -36,6 +36,7 @@ SINGLE_CITIES_PER_UNIT = 6  # queued cities per compute unit evaluated at once i
 CLAIM_BLOCK = 64        # tour positions per claim block (localsearch.cl)
 KICK_REVERSALS = 4      # a double bridge is four reversals (localsearch.cl)
 LONG_MAX = 2**63 - 1
+MAX_M = 64              # candidates per city the local search takes at most
 MEMORY_HINT = "fewer candidates (e.g. -p m=8)"
 
 
@@ -63,18 +64,16 @@ class LocalSearchParams:
         CandidateParams(self.neighbors, self.m)  # validates kind and count
         if self.moves not in ("many", "best"):
             raise UsageError(f"moves must be many or best (got {self.moves!r})")
-        if self.m > 64:
-            raise UsageError(f"local search takes at most 64 candidates per city (got m={self.m})")
+        if self.m > MAX_M:
+            raise UsageError(f"local search takes at most {MAX_M} candidates per city (got m={self.m})")
         if self.ls in ("3opt", "lk") and self.m > 50:
             raise UsageError(f"{self.ls} takes at most 50 candidates per city (got m={self.m})")
         if not 2 <= self.depth <= 31:
             raise UsageError(f"depth must be 2 to 31 (got {self.depth})")
         if not 1 <= self.breadth <= 8:
             raise UsageError(f"breadth must be 1 to 8 (got {self.breadth})")
-        if self.chain_m < 1:
-            raise UsageError(f"chain_m must be at least 1 (got {self.chain_m})")
-        if self.batch < 1:
-            raise UsageError(f"batch must be at least 1 (got {self.batch})")
+        check_count("chain_m", self.chain_m, 1, MAX_M, note=" (at most m are scanned)")
+        check_count("batch", self.batch, 1, MAX_BATCH)
 
 
 @dataclass(frozen=True)
@@ -114,9 +113,8 @@ class IteratedLocalSearchParams(LocalSearchParams):
             raise UsageError(f"slack must be a percentage from 0 to 100 (got {self.slack})")
         if self.kick not in ("random", "local"):
             raise UsageError(f"kick must be random or local (got {self.kick!r})")
-        if self.window < 3:
-            raise UsageError(f"window must be at least 3 (got {self.window})")
-        kick_budget(self.kicks, 100)
+        check_count("window", self.window, 3)
+        kick_budget(self.kicks, 1)
 
     def budget(self, n: int) -> int:
         return kick_budget(self.kicks, n)
@@ -128,21 +126,25 @@ def move_reversals(p: LocalSearchParams) -> int:
 
 
 def kick_budget(spec: str, n: int) -> int:
-    """'0.1n' -> ceil(0.1 n); '250' -> 250."""
+    """'0.1n' -> ceil(0.1 n); '250' -> 250; UsageError unless 0 to MAX_COUNT kicks on n
+    cities (inf and nan are neither)."""
     s = str(spec).strip().lower()
+    per_city = s.endswith("n")
     try:
-        value = math.ceil(float(s[:-1] or 1) * n) if s.endswith("n") else int(s)
+        value = float(s[:-1] or 1) * n if per_city else int(s)
     except ValueError:
         raise UsageError(f"kicks must be a count or a multiple of n like 0.1n (got {spec!r})") from None
-    if value < 0:
-        raise UsageError(f"kicks must not be negative (got {spec!r})")
-    return value
+    if not 0 <= value <= MAX_COUNT:
+        cities = f" on {n} cities" if per_city and n > 1 else ""
+        raise UsageError(f"kicks must be 0 to {MAX_COUNT}{cities} (got {spec!r})")
+    return math.ceil(value)
 
 
 def run_local_search(ctx: SolveContext, p: LocalSearchParams) -> None:
     """NN start, then local search to a local optimum (ILS when p has a kick budget)."""
     rt, dinst, inst = ctx.rt, ctx.dinst, ctx.inst
     n = inst.n
+    kicks = p.budget(n) if isinstance(p, IteratedLocalSearchParams) else 0
     run_nn(ctx, NearestNeighborParams())
     if n < 8:
         return  # too small for the moves' assumptions; NN is already the result
@@ -150,7 +152,7 @@ def run_local_search(ctx: SolveContext, p: LocalSearchParams) -> None:
     search = DeviceSearch(ctx, cand, p)
     search.load(ctx.best_order, ctx.best_length)
     if isinstance(p, IteratedLocalSearchParams):
-        search.set_kicks(p.budget(n), -1 if p.accept == "always" else round(p.slack * 10**4),
+        search.set_kicks(kicks, -1 if p.accept == "always" else round(p.slack * 10**4),
                          p.window if p.kick == "local" else 0)
     while True:
         state = search.run_batch(p.batch)

@@ -25,7 +25,7 @@ from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
 from . import ant_two_opt
 from .ant_two_opt import AntTwoOpt, AntTwoOptParams
-from .base import SolveContext, SolverSpec
+from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
 from .batches import LONG_MAX, M_RESTART_BEST, M_RESTART_ITER, run_batches
 from .batches import M_BEST, M_ITER_ANT, M_ITER_BEST  # noqa: F401 - for callers
 from .construct import NearestNeighborParams, run_nn
@@ -87,20 +87,17 @@ class MmasParams:
     def __post_init__(self):
         if self.variant not in VARIANTS:
             raise UsageError(f"variant must be one of {', '.join(VARIANTS)} (got {self.variant!r})")
-        if self.iterations < 0:
-            raise UsageError(f"iterations must not be negative (got {self.iterations})")
-        if self.ants < 0:
-            raise UsageError(f"ants must be 0 (one per city) or a count (got {self.ants})")
+        check_count("iterations", self.iterations)
+        check_count("ants", self.ants, note=", 0 for one per city")
         if not 0.0 < self.rho < 1.0:
             raise UsageError(f"rho, the pheromone kept per iteration, must be in (0, 1) (got {self.rho})")
         if self.alpha < 0 or self.beta < 0:
             raise UsageError("alpha and beta must not be negative")
-        if self.cl < 0:
-            raise UsageError(f"cl must be 0 (no candidate lists) or a length (got {self.cl})")
+        check_count("cl", self.cl, 0, MAX_CANDIDATES, note=", 0 for no candidate lists")
         if self.deposit not in DEPOSITS:
             raise UsageError(f"deposit must be one of {', '.join(DEPOSITS)} (got {self.deposit!r})")
-        if self.restart is not None and self.restart < 0:
-            raise UsageError(f"restart must be 0 (never) or a count of iterations (got {self.restart})")
+        if self.restart is not None:
+            check_count("restart", self.restart, note=", 0 for never")
         if self.fallback not in ("best", "draw"):
             raise UsageError(f"fallback must be best or draw (got {self.fallback!r})")
         if not 0.0 < self.p_best < 1.0:
@@ -111,14 +108,13 @@ class MmasParams:
             raise UsageError("store=candidates keeps the pheromone of candidate edges: it needs cl > 0")
         if self.ls not in ("none", "2opt"):
             raise UsageError(f"ls must be none or 2opt for mmas (got {self.ls!r})")
-        if self.ls_neighbors < 1:
-            raise UsageError(f"ls_neighbors must be at least 1 (got {self.ls_neighbors})")
+        check_count("ls_neighbors", self.ls_neighbors, 1, MAX_CANDIDATES)
         if self.ls_moves not in ant_two_opt.MOVES:
             raise UsageError(f"ls_moves must be one of {', '.join(ant_two_opt.MOVES)} (got {self.ls_moves!r})")
+        check_count("threads", self.threads, note=", 0 for the rule of ant_group_size")
         if self.threads and (self.threads < 32 or self.threads & (self.threads - 1)):
             raise UsageError(f"threads must be 0 or a power of two of at least 32 (got {self.threads})")
-        if self.batch < 1:
-            raise UsageError(f"batch must be at least 1 (got {self.batch})")
+        check_count("batch", self.batch, 1, MAX_BATCH)
 
     @property
     def deposit_rule(self) -> str:

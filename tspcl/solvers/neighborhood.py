@@ -26,7 +26,7 @@ from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
 from ..thread_control import LaunchConfig, ThreadControl, axes, group_axis, waves
-from .base import SolveContext, SolverSpec
+from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
 from .construct import NearestNeighborParams, NoParams, run_nn, run_random
 
 NEIGHBORHOODS = {"swap": 0, "2opt": 1, "3exchange": 2}  # neighborhood.cl NB_*
@@ -65,22 +65,18 @@ class HillClimbingParams:
         if self.neighborhood not in NEIGHBORHOODS:
             raise UsageError(f"neighborhood must be one of {', '.join(NEIGHBORHOODS)} "
                              f"(got {self.neighborhood!r})")
-        if self.iterations < 0:
-            raise UsageError(f"iterations must not be negative (got {self.iterations})")
-        if self.m < 0:
-            raise UsageError(f"m must be 0 (full neighbourhood) or a candidate count (got {self.m})")
+        check_count("iterations", self.iterations)
+        check_count("m", self.m, 0, MAX_CANDIDATES, note=", 0 for the full neighbourhood")
         if self.m:
             CandidateParams(self.neighbors, self.m)
         if self.start not in STARTS:
             raise UsageError(f"start must be one of {', '.join(STARTS)} (got {self.start!r})")
-        if self.threads < 0 or self.group < 0:
-            raise UsageError("threads and group must be positive, or 0 for thread control")
+        for name in ("threads", "group"):
+            check_count(name, getattr(self, name), 0, MAX_THREADS, note=", 0 for thread control")
         if self.tuning not in ("axes", "waves"):
             raise UsageError(f"tuning must be axes or waves (got {self.tuning!r})")
-        if self.trials < 1:
-            raise UsageError(f"trials must be at least 1 (got {self.trials})")
-        if self.batch < 1:
-            raise UsageError(f"batch must be at least 1 (got {self.batch})")
+        check_count("trials", self.trials, 1, MAX_BATCH)
+        check_count("batch", self.batch, 1, MAX_BATCH)
 
 
 @dataclass(frozen=True)
@@ -91,8 +87,7 @@ class TabuParams(HillClimbingParams):
 
     def __post_init__(self):
         super().__post_init__()
-        if self.tenure < 0:
-            raise UsageError(f"tenure must not be negative (got {self.tenure})")
+        check_count("tenure", self.tenure)
 
 
 def neighborhood_size(neighborhood: str, n: int, m: int = 0) -> int:
