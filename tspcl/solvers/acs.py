@@ -254,8 +254,8 @@ def run_acs(ctx: SolveContext, p: AcsParams) -> None:
     status reads."""
     inst = ctx.inst
     run_nn(ctx, NearestNeighborParams())
-    if inst.n < 4 or p.iterations == 0:
-        return
+    if inst.n < 4 or p.iterations == 0 or ctx.best_length == 0:
+        return  # a tour of length 0 (every city at one point) is optimal, and tau0 1 / 0
     colony = AcsColony(ctx, p)
     ctx.timed(colony.start(ctx.best_length))
     run_batches(ctx, colony, p.iterations, p.batch, colony.iteration)

@@ -39,6 +39,7 @@ NO_MOVE = 2**63 - 1
 DEFAULT_GROUP = 256          # the paper's threads per block (section 6)
 MAX_THREADS = 1 << 26        # cap on the global size (work-items loop over the rest)
 MIN_GROUP = 32               # the smallest work-group thread control tries
+MAX_MOVE_IDS = 2**64 // 3    # neighborhood.cl maps 3-exchange ids through 3 x the id in 64 bits
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,9 @@ def run_neighborhood_search(ctx: SolveContext, p: HillClimbingParams) -> None:
     if p.neighborhood == "2opt" and not inst.symmetric:
         raise UsageError("the 2opt neighbourhood reverses segments: symmetric instances "
                          "only (ATSP: use --neighborhood swap or 3exchange)")
+    if neighborhood_size(p.neighborhood, inst.n, p.m) > MAX_MOVE_IDS:
+        raise UsageError(f"the full {p.neighborhood} neighbourhood of {inst.n} cities has more moves "
+                         f"than 64-bit move ids number; restrict it to candidates (-p m=10)")
     STARTS[p.start](ctx)
     if inst.n < 5:
         return  # every tour of 4 or fewer cities is as good as any other
