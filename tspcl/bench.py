@@ -127,7 +127,7 @@ def _load_toml(spec_file: str) -> dict:
         raise MissingInputError(f"{spec_file}: no such suite spec") from None
     except OSError as e:
         raise MissingInputError(f"{spec_file}: cannot read suite spec ({e.strerror})") from None
-    except tomllib.TOMLDecodeError as e:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         from .errors import DataError
 
         raise DataError(spec_file, None, f"not valid TOML ({e})") from None

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import DataError, MissingInputError
 from .instance import Instance
 
 OPTIMA_ENV = "TSPCL_OPTIMA"
@@ -18,14 +19,24 @@ OPTIMA_ENV = "TSPCL_OPTIMA"
 
 @lru_cache(maxsize=None)
 def read_optima_csv(path: str) -> dict[str, int]:
-    """name -> optimum from an optima.csv (rows without an integer optimum skipped)."""
+    """name -> optimum from an optima.csv (rows without an integer optimum skipped);
+    MissingInputError if it cannot be read, DataError if it is not a CSV text file."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            return _optima_rows(csv.DictReader(f))
+    except OSError as e:
+        raise MissingInputError(f"{path}: cannot read the optima file ({e.strerror})") from None
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise DataError(path, None, f"not an optima CSV file (name,optimum rows): {e}") from None
+
+
+def _optima_rows(rows) -> dict[str, int]:
     out = {}
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            try:
-                out[row["name"].strip()] = int(row["optimum"])
-            except (KeyError, TypeError, ValueError):
-                continue
+    for row in rows:
+        try:
+            out[row["name"].strip()] = int(row["optimum"])
+        except (AttributeError, KeyError, TypeError, ValueError):
+            continue
     return out
 
 
