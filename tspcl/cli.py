@@ -3,21 +3,29 @@
 stdout carries data only (a tour, a JSON summary, a problem); diagnostics and progress
 go to stderr.  Errors are one line, ``tspcl: FILE:LINE: what``, with the exit statuses
 listed in tspcl/errors.py; ``--debug`` anywhere on the line shows tracebacks instead.
+Importing this module installs tspcl's signal handlers (tspcl/interrupts.py): it is the
+command line's, the library's modules are elsewhere.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from typing import List, Optional
 
 _STARTED = time.perf_counter()  # --time-limit counts from here: parsing is inside it
 
+from . import interrupts  # noqa: E402
+
+interrupts.install()  # before the slow imports: a signal during them ends in one line too
+
 import typer  # noqa: E402
 
 from . import errors  # noqa: E402
-from .errors import TspclError, UsageError  # noqa: E402
+from .errors import MissingInputError, TspclError, UsageError  # noqa: E402
+from .output import STDOUT, STDOUT_TARGET, Target  # noqa: E402
 
 app = typer.Typer(
     name="tspcl", add_completion=False, no_args_is_help=True,
@@ -28,9 +36,60 @@ app = typer.Typer(
          "anywhere for tracebacks.")
 
 
-def _stdout_as_none(output: Optional[str]) -> Optional[str]:
-    """-o -: stdout, as if no -o were given (a file named '-' is ./-)."""
-    return None if output == "-" else output
+def _check_stdin(*paths: str) -> None:
+    """MissingInputError if an input is '-' and stdin is closed (`<&-`)."""
+    from .output import stdin_closed
+
+    if "-" in paths and stdin_closed():
+        raise MissingInputError("-: cannot read stdin: it is closed (give a file, or pipe one in)")
+
+
+def _finite_seconds(value: Optional[float]) -> Optional[float]:
+    """--time-limit: a finite number of seconds, at least 0 (typer's min lets NaN by)."""
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise typer.BadParameter(f"seconds must be a finite number, at least 0 (got {value})")
+    return value
+
+
+MAX_ITERATIONS = 2**63 - 1  # --iterations of a solver without a budget parameter
+
+
+def _run_iterations(iterations: str, algorithm: str) -> int:
+    """--iterations for a solver whose budget is not a parameter: a whole number."""
+    try:
+        count = int(iterations)
+    except ValueError:
+        count = -1
+    if not 0 <= count <= MAX_ITERATIONS:
+        raise UsageError(f"--iterations takes a whole number from 0 to {MAX_ITERATIONS} "
+                         f"for {algorithm} (got {iterations!r})")
+    return count
+
+
+def _solve_targets(problem: str, output: Optional[str], log: Optional[str],
+                   as_json: bool) -> tuple[Optional[Target], Optional[Target]]:
+    """Where the tour and the log go, checked before the run: at most one of them and
+    --json on stdout, neither replacing the problem file nor the other, each writable.
+    The tour's target is None when --json alone goes to stdout."""
+    from .output import check_stdout, output_target, same_file
+
+    tour_to = output_target(output, "-o") if output is not None else (
+        None if as_json else STDOUT_TARGET)
+    log_to = output_target(log, "--log") if log is not None else None
+    on_stdout = [what for what, there in (("the tour", tour_to), ("--log", log_to))
+                 if there is not None and there.kind == STDOUT] + (["--json"] if as_json else [])
+    if len(on_stdout) > 1:
+        raise UsageError(f"only one of {', '.join(on_stdout)} can go to stdout; give -o FILE or --log FILE")
+    for option, target in (("-o", tour_to), ("--log", log_to)):
+        if target is not None and problem != "-" and same_file(target, problem):
+            raise UsageError(f"{option} {target.name}: that is the problem file, which the "
+                             "output would replace; give another name")
+    if tour_to is not None and log_to is not None and STDOUT not in (tour_to.kind, log_to.kind) and (
+            same_file(tour_to, log_to.path) or same_file(log_to, tour_to.path)):
+        raise UsageError(f"-o and --log name the same file ({log_to.name}); the log would replace the tour")
+    if on_stdout:
+        check_stdout()
+    return tour_to, log_to
 
 
 def _key_values(pairs: List[str]) -> dict[str, str]:
@@ -41,6 +100,18 @@ def _key_values(pairs: List[str]) -> dict[str, str]:
         k, v = p.split("=", 1)
         out[k.strip()] = v.strip()
     return out
+
+
+def _finite(value):
+    """``value`` with every non-finite float written as a string ('nan', 'inf'), which
+    JSON has no number for."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _comment(res) -> str:
@@ -59,7 +130,7 @@ def solve(
     seed: int = typer.Option(1, "--seed", "-s", min=0, max=2**64 - 1,
                              help="Random seed: the same seed on the same device gives the same tour."),
     time_limit: Optional[float] = typer.Option(
-        None, "--time-limit", "-t", min=0.0,
+        None, "--time-limit", "-t", min=0.0, callback=_finite_seconds,
         help="Seconds for the whole run, parsing included; the best tour so far is written. "
              "mmas, acs and ga start no iteration (generation) that would end past it, "
              "by the time the ones before took."),
@@ -121,18 +192,14 @@ def solve(
 
     Example: tspcl solve pr1002.tsp --algo nn --seed 7 -o pr1002.tour
     """
-    from .device import Runtime, log as say
-    from .output import write_atomic, write_stdout
+    from .device import Runtime, cache_note, log as say
+    from .output import write_outputs
     from .progress import ProgressDisplay
     from .run import solve as run_solve
     from .solvers import get_solver
     from .tsplib import RunLog, format_log, format_tour, read_problem
 
-    on_stdout = [name for name, there in (("the tour", output == "-" or (not output and not as_json)),
-                                          ("--log", log == "-"), ("--json", as_json)) if there]
-    output = _stdout_as_none(output)
-    if len(on_stdout) > 1:
-        raise UsageError(f"only one of {', '.join(on_stdout)} can go to stdout; give -o FILE or --log FILE")
+    tour_to, log_to = _solve_targets(problem, output, log, as_json)
     spec = get_solver(algo)
     values = _key_values(param)
     for option, key, value in (("--ls", "ls", ls), ("--neighbors", "neighbors", neighbors),
@@ -160,18 +227,19 @@ def solve(
         elif spec.has_param("generations"):
             values["generations"] = iterations
         else:
-            try:
-                run_iterations = int(iterations)
-            except ValueError:
-                raise UsageError(f"--iterations takes a whole number for {spec.name} (got {iterations!r})") from None
+            run_iterations = _run_iterations(iterations, spec.name)
     params = spec.params_from(values)
+    _check_stdin(problem)
     inst = read_problem(problem)
     rt = Runtime.from_spec(device)
     if not quiet:
         say(f"tspcl: device {rt.name}")
+        if cache_note():
+            say(f"tspcl: {cache_note()}")
     deadline = None if time_limit is None else _STARTED + time_limit
     from .optima import known_optimum
 
+    interrupts.keep_best_tour()
     with ProgressDisplay(f"{spec.name} on {inst.name}", known_optimum(inst),
                          enabled=None if not quiet else False) as show:
         res = run_solve(inst, spec, params, rt, seed=seed, deadline=deadline,
@@ -181,26 +249,24 @@ def solve(
             say(f"tspcl: {note}")
     if res.interrupted and not quiet:
         say("tspcl: interrupted; writing the best tour found so far")
-    tour_text = format_tour(res.order, inst.name, _comment(res))
-    if output:
-        write_atomic(output, tour_text)
-    if log:
-        log_text = format_log(RunLog(
+    outputs = []
+    if tour_to is not None:
+        outputs.append((tour_to, format_tour(res.order, inst.name, _comment(res))))
+    if log_to is not None:
+        outputs.append((log_to, format_log(RunLog(
             name=inst.name, algorithm=spec.name,
             parameters={k: "".join(str(v).split()) for k, v in res.params.items()},
             device=res.device,
             seed=seed, version=res.version,
-            progress=[(p.elapsed, p.iteration, p.best_length) for p in res.history]))
-        if log == "-":
-            write_stdout(log_text)
-        else:
-            write_atomic(log, log_text)
+            progress=[(p.elapsed, p.iteration, p.best_length) for p in res.history]))))
     if as_json:
-        write_stdout(json.dumps(res.summary()) + "\n")
-    elif not output:
-        write_stdout(tour_text)
-    if res.interrupted:
-        raise typer.Exit(errors.EXIT_INTERRUPTED)
+        outputs.append((STDOUT_TARGET, json.dumps(_finite(res.summary()), allow_nan=False) + "\n"))
+    write_outputs(outputs)
+    status = interrupts.exit_status()
+    if status is None and res.interrupted:
+        status = errors.EXIT_INTERRUPTED  # a KeyboardInterrupt raised by hand
+    if status is not None:
+        raise typer.Exit(status)
 
 
 @app.command()
@@ -217,6 +283,7 @@ def verify(
 
     if problem == "-" and tour == "-":
         raise UsageError("only one of PROBLEM and TOUR can be '-' (stdin)")
+    _check_stdin(problem, tour)
     inst = read_problem(problem)
     t = read_tour(tour)
     why = inst.tour_problem(t.order)
@@ -243,6 +310,7 @@ def info(
     from .solvers import REGISTRY
     from .tsplib import read_problem
 
+    _check_stdin(problem)
     inst = read_problem(problem)
     lines = [f"name        {inst.name}", f"type        {inst.kind}", f"dimension   {inst.n}",
              f"weights     {inst.weight_type}"
@@ -265,11 +333,12 @@ def info(
 @app.command()
 def devices():
     """List OpenCL platforms and devices with the limits kernels are sized from."""
-    from .device import INSTALL_HINT, all_devices, is_gpu
+    from .device import INSTALL_HINT, all_devices, cache_note, is_gpu, log as say, opencl
     from .output import write_stdout
 
-    import pyopencl as cl
-
+    cl = opencl()
+    if cache_note():
+        say(f"tspcl: {cache_note()}")
     try:
         platforms = cl.get_platforms()
     except cl.Error:
@@ -304,17 +373,15 @@ def gen(
 ):
     """Generate an instance as a TSPLIB file (circle and grid state their optimum in COMMENT)."""
     from .gen import GENERATORS, generate
-    from .output import write_atomic, write_stdout
+    from .output import check_stdout, output_target, write_outputs
     from .tsplib import format_problem
 
     if kind not in GENERATORS:
         raise UsageError(f"unknown generator {kind!r}; choose one of {', '.join(GENERATORS)}")
-    text = format_problem(generate(kind, n, seed=seed, name=name))
-    output = _stdout_as_none(output)
-    if output:
-        write_atomic(output, text)
-    else:
-        write_stdout(text)
+    target = STDOUT_TARGET if output is None else output_target(output, "-o")
+    if target.kind == STDOUT:
+        check_stdout()
+    write_outputs([(target, format_problem(generate(kind, n, seed=seed, name=name)))])
 
 
 @app.command()
@@ -330,35 +397,65 @@ def bench(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: maps every failure to one stderr line and its exit status."""
-    # Typer may vendor click: take its classes from Typer's public ones.
-    click_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+    """Entry point: runs the command and exits with its status; every failure is one
+    stderr line (``--debug`` anywhere: its traceback instead)."""
+    interrupts.start()
+    from .output import guard_standard_streams
+
+    guard_standard_streams()
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
-    argv = [a for a in argv if a != "--debug"]
+    status = _run([a for a in argv if a != "--debug"], debug)
+    interrupts.ignore()  # the outputs are written: nothing may change the status now
+    sys.exit(status)
+
+
+def _run(argv: list[str], debug: bool) -> int:
+    """The command's exit status, its failure reported on stderr."""
+    from .output import discard_stdout
+
+    # Typer vendors click: take its classes from Typer's public ones.
+    click_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
     cmd = typer.main.get_command(app)
     try:
-        code = cmd.main(argv, prog_name="tspcl", standalone_mode=False)
-        sys.exit(code if isinstance(code, int) else 0)
+        with cmd.make_context("tspcl", argv) as ctx:
+            cmd.invoke(ctx)
+        return 0
     except typer.Exit as e:
-        sys.exit(e.exit_code)
+        return e.exit_code
     except click_error as e:
-        e.show()
-        sys.exit(errors.EXIT_USAGE)
-    except (KeyboardInterrupt, typer.Abort):
+        _report_usage(e)
+        return errors.EXIT_USAGE
+    except BrokenPipeError:  # --help into `| head`
+        discard_stdout()
+        return 0
+    except KeyboardInterrupt as e:  # interrupts.Interrupted, or one raised by hand
         if debug:
             raise
-        print("tspcl: interrupted", file=sys.stderr)
-        sys.exit(errors.EXIT_INTERRUPTED)
+        _say(interrupts.MESSAGE)
+        return getattr(e, "exit_code", errors.EXIT_INTERRUPTED)
     except TspclError as e:
         if debug:
             raise
-        print(f"tspcl: {e.message}", file=sys.stderr)
-        sys.exit(e.exit_code)
+        _say(f"tspcl: {e.message}")
+        return e.exit_code
     except Exception as e:  # noqa: BLE001 - the last line of defence
         if debug:
             raise
         msg = str(e).splitlines()[0] if str(e) else ""
-        print(f"tspcl: internal error: {type(e).__name__}: {msg} (rerun with --debug)",
-              file=sys.stderr)
-        sys.exit(errors.EXIT_INTERNAL)
+        _say(f"tspcl: internal error: {type(e).__name__}: {msg} (rerun with --debug)")
+        return errors.EXIT_INTERNAL
+
+
+def _report_usage(e) -> None:
+    """A command-line error in one line (no arguments at all: the help)."""
+    if type(e).__name__ == "NoArgsIsHelpError":
+        e.show()
+        return
+    ctx = getattr(e, "ctx", None)
+    hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+    _say(f"tspcl: {'; '.join(e.format_message().splitlines())}{hint}")
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

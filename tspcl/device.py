@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import DeviceMemoryError, NoDeviceError, UsageError
+from .errors import DeviceMemoryError, NoDeviceError, OutputError, UsageError
+from .interrupts import reclaim
 
 DEVICE_ENV = "TSPCL_DEVICE"
 INSTALL_HINT = ("no OpenCL platform found: install the CPU driver with "
@@ -52,11 +53,85 @@ def load_source(name: str, seen: set[str] | None = None) -> str:
 
 
 def _cl():
+    _CACHES.prepare()
     try:
         import pyopencl as cl
     except ImportError as e:  # pragma: no cover - depends on the installation
         raise NoDeviceError(f"pyopencl is not importable ({e}); pip install pyopencl") from e
+    if _CACHES.note is not None:
+        cl._PYOPENCL_NO_CACHE = True  # in case pyopencl was imported before
     return cl
+
+
+def opencl():
+    """The pyopencl module, its caches made usable first (see _Caches)."""
+    return _cl()
+
+
+def cache_note() -> str | None:
+    """Why kernels are built without the usual caches in this process, or None."""
+    return _CACHES.note
+
+
+class _Caches:
+    """PoCL finds no device when it cannot create its kernel cache folder, and pyopencl
+    fails building a kernel when it cannot create its own: where the cache folder
+    ($XDG_CACHE_HOME, else ~/.cache) is not writable, PoCL gets a private folder
+    (removed at exit) and pyopencl's cache is turned off, and ``note`` says so."""
+
+    def __init__(self):
+        self.prepared = False
+        self.note: str | None = None
+
+    def prepare(self) -> None:
+        if self.prepared:
+            return
+        self.prepared = True
+        root = _cache_root()
+        why = next(filter(None, map(_unwritable, _cache_folders(root))), None)
+        if why is None:
+            return
+        import atexit
+        import shutil
+        import tempfile
+
+        try:
+            private = tempfile.mkdtemp(prefix="tspcl-pocl-cache-")
+        except OSError as e:
+            raise OutputError(f"cache folder {root} is not writable ({why}) and no temporary "
+                              f"one can be made ({e.strerror}): point XDG_CACHE_HOME at a "
+                              "writable folder") from None
+        atexit.register(shutil.rmtree, private, True)
+        os.environ["POCL_CACHE_DIR"] = private
+        os.environ["PYOPENCL_NO_CACHE"] = "1"
+        self.note = (f"cache folder {root} is not writable ({why}); kernels are built "
+                     "without a cache (point XDG_CACHE_HOME at a writable folder)")
+
+
+def _cache_root() -> Path:
+    """Where PoCL, pyopencl and pytools keep their caches: $XDG_CACHE_HOME, else ~/.cache."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return Path(xdg) if xdg else Path(os.environ.get("HOME") or Path.home()) / ".cache"
+
+
+def _cache_folders(root: Path) -> list[Path]:
+    """PoCL's kernel cache ($POCL_CACHE_DIR where it exists, as PoCL takes it), and
+    pyopencl's and pytools' folders."""
+    pocl = os.environ.get("POCL_CACHE_DIR")
+    pocl_folder = Path(pocl) if pocl and os.path.exists(pocl) else root / "pocl" / "kcache"
+    return [pocl_folder, root / "pyopencl", root / "pytools"]
+
+
+def _unwritable(folder: Path) -> str | None:
+    """Why ``folder`` cannot be created or written, or None if it can."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return e.strerror or str(e)
+    return None if os.access(folder, os.W_OK | os.X_OK) else "Permission denied"
+
+
+_CACHES = _Caches()
 
 
 def all_devices() -> list:
@@ -139,6 +214,7 @@ class Runtime:
         self.context = cl.Context([device])
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        reclaim()  # PoCL's LLVM has put its signal handlers over tspcl's by now
         self._programs: dict = {}
         self._kernels: dict = {}
 
@@ -170,6 +246,7 @@ class Runtime:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # compiler chatter is not the user's business
                 prog = self.cl.Program(self.context, src).build(options=opts)
+            reclaim()  # in case a compiler installed its signal handlers only now
             self._programs[key] = prog
         return prog
 

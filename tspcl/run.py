@@ -15,6 +15,7 @@ import numpy as np
 from .device import Runtime
 from .device_instance import DeviceInstance
 from .instance import Instance
+from .interrupts import solving
 from .optima import bhh_estimate, gap_percent, known_optimum
 from .solvers import SolveContext, SolverSpec
 from .solvers.base import Progress
@@ -88,7 +89,9 @@ def plan_memory(rt: Runtime, inst: Instance, spec: SolverSpec, params) -> int:
 def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
           deadline: float | None = None, iterations: int | None = None,
           on_progress=None, started: float | None = None) -> Result:
-    """Run ``spec`` on ``inst``; Ctrl-C returns the best tour so far (interrupted=True)."""
+    """Run ``spec`` on ``inst``; Ctrl-C (or another signal tspcl.interrupts handles)
+    returns the best tour so far (interrupted=True), its length computed from the tour
+    (a signal may stop SolveContext.improve between keeping the tour and its length)."""
     from .errors import UsageError
 
     reason = spec.unsupported(inst)
@@ -104,14 +107,15 @@ def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
                        on_progress, started=started)
     interrupted = False
     try:
-        spec.run(ctx, params)
+        with solving(lambda: ctx.best_order is not None):
+            spec.run(ctx, params)
     except KeyboardInterrupt:
         if ctx.best_order is None:
             raise
         interrupted = True
     optimum = known_optimum(inst)
     return Result(inst.name, inst.n, spec.name, params_dict(spec.effective(inst, params)), seed, rt.name,
-                  ctx.best_order, ctx.best_length, optimum,
+                  ctx.best_order, inst.tour_length(ctx.best_order), optimum,
                   time.perf_counter() - started, ctx.kernel_seconds, ctx.iterations,
                   list(ctx.history), interrupted, list(ctx.notes),
                   bhh=bhh_estimate(inst) if optimum is None else None)
