@@ -7,8 +7,9 @@ byte-identical tours, and deterministic ones give the same tour on every device 
 Default instances: a generated uniform 500 plus, when the shared instances are present,
 tsplib berlin52 (EUC_2D), gr96 (GEO), bays29 (EXPLICIT) and atsp ftv33.  For each
 algorithm in the registry (unsupported pairs skipped), each instance and each seed, the
-algorithm runs twice on each device through tspcl.run.solve with an iteration limit (never
-a time limit, which would make the work done depend on the clock); the TSPLIB tour text
+algorithm runs twice on each device through tspcl.run.solve with an iteration limit, the
+solver's own budget (SolverSpec.with_budget; never a time limit, which would make the work
+done depend on the clock); the TSPLIB tour text
 (tspcl.tsplib.format_tour) of the runs must be equal byte for byte, and for algorithms
 registered as deterministic also equal to the first device's.  An algorithm runs with its
 registered ``repro_params`` (default: its defaults); parameters its ``racy`` marks (a

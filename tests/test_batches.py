@@ -12,7 +12,7 @@ from tspcl.device_instance import DeviceInstance
 from tspcl.gen import generate
 from tspcl.solvers import SolveContext
 from tspcl.solvers.batches import M_BEST, run_batches
-from tspcl.stop import AnyOf, Deadline, MaxIterations
+from tspcl.stop import AnyOf, Deadline
 
 
 class StepsOnAClock:
@@ -63,6 +63,6 @@ def test_a_limit_shorter_than_the_first_step_still_runs_one(rt):  # noqa: F811
 
 
 def test_without_a_time_limit_the_batches_do_not_depend_on_time(rt):  # noqa: F811
-    ctx, device = run(rt, [MaxIterations(10)], steps=10)
+    ctx, device = run(rt, [], steps=10)
     assert ctx.iterations == 10 and device.batches == [4, 4, 2]
-    assert AnyOf([MaxIterations(10)]).remaining() is None
+    assert AnyOf([]).remaining() is None

@@ -72,6 +72,15 @@ def test_a_batch_is_bounded_before_it_queues_launches(spec):
     assert spec.params_from({"batch": str(MAX_BATCH)}).batch == MAX_BATCH
 
 
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.budget_param], ids=lambda s: s.name)
+def test_the_budget_parameter_takes_every_count_up_to_the_bound(spec):
+    params = spec.params_type()
+    for count in (0, 7, MAX_COUNT):
+        assert str(getattr(spec.with_budget(params, count), spec.budget_param)) == str(count)
+    with pytest.raises(UsageError):
+        spec.with_budget(params, MAX_COUNT + 1)
+
+
 @pytest.mark.parametrize("kicks", ["infn", "1e400n", "nann", "-1n", "-1", "99999999999999999999",
                                    "inf", "nan", "1e3", "n n", f"{MAX_COUNT + 1}n"])
 def test_ils_kick_budgets_that_are_no_count_are_usage_errors(kicks):

@@ -1,4 +1,5 @@
-"""scripts/repro_check.py: registered algorithms reproduce, and the check can fail."""
+"""scripts/repro_check.py: registered algorithms reproduce, and the check can fail; an
+iteration budget is exact, whatever the timing."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ import pytest
 
 from kernel_fixtures import rt  # noqa: F401  (skips when there is no OpenCL device)
 from tspcl.gen import generate
+from tspcl.run import solve
 from tspcl.solvers import REGISTRY, SolverSpec
 from tspcl.solvers.construct import NoParams
+from tspcl.thread_control import ThreadControl
 
 
 def _load_script():
@@ -101,3 +104,41 @@ def test_racy_parameters_are_reported_not_compared(inst, rt):  # noqa: F811
     rows, _ = repro.run_checks([inst], [1], [rt], algorithms={"acs": REGISTRY["acs"]}, iterations=3)
     assert sorted((r.params, r.status.split(":")[0]) for r in rows) == \
         [("defaults", "racy"), ("variant=alt", "racy"), ("variant=gpu", "ok")]
+
+
+# ---- iteration budgets: the solver's own, exact whatever the timing ------------------------
+@pytest.mark.parametrize("name", ["hc", "tabu"])
+def test_a_tuning_probe_that_looks_slow_changes_neither_the_tour_nor_the_iterations(
+        inst, rt, monkeypatch, name):  # noqa: F811
+    """Thread control runs a configuration's other trials only when its first iteration
+    looks fast (ThreadControl.promising, a measured time), so the iterations of a tuning
+    step depend on the clock.  The budget is counted on the device: with the second
+    probe dropped or none, the run takes exactly 13 moves and ends on the same tour."""
+    spec = REGISTRY[name]
+    params = spec.params_from({"neighborhood": "2opt", "trials": "5"})
+
+    def run(slow_probe: int | None):
+        probes = itertools.count()
+        monkeypatch.setattr(ThreadControl, "promising", lambda self, seconds: next(probes) != slow_probe)
+        res = solve(inst, spec, params, rt, seed=1, iterations=13)
+        assert next(probes) > 2  # the tuning got past the second probe
+        return res
+
+    fast, slow = run(None), run(1)
+    assert fast.iterations == slow.iterations == 13
+    assert np.array_equal(fast.order, slow.order) and fast.length == slow.length
+
+
+@pytest.mark.parametrize("name, params", [
+    ("mmas", {"batch": "10"}), ("acs", {"variant": "gpu", "ants": "8", "batch": "10"}),
+    ("ga", {"population": "64", "groups": "2", "batch": "10"}), ("ils", {"batch": "64"}),
+    ("tabu", {"batch": "10", "threads": "256", "group": "64"}),
+    ("tabu", {"neighborhood": "2opt", "trials": "20"}), ("hc", {"neighborhood": "2opt", "trials": "20"})])
+def test_an_iteration_budget_is_exact_whatever_the_batch(inst, rt, name, params):  # noqa: F811
+    """solve(iterations=N) is the solver's own budget (SolverSpec.budget_param): N
+    iterations, kicks or generations, not the first batch boundary at or after N (nor,
+    for hc and tabu, the end of a tuning step of 20 trials)."""
+    spec = REGISTRY[name]
+    res = solve(inst, spec, spec.params_from(params), rt, seed=1, iterations=13)
+    assert res.iterations == 13
+    assert str(res.params[spec.budget_param]) == "13"

@@ -19,7 +19,7 @@ from .interrupts import solving
 from .optima import bhh_estimate, gap_percent, known_optimum
 from .solvers import SolveContext, SolverSpec
 from .solvers.base import Progress
-from .stop import AnyOf, Deadline, MaxIterations
+from .stop import AnyOf, Deadline
 from .version import version_string
 
 
@@ -68,12 +68,12 @@ def params_dict(params) -> dict:
     return {k: v for k, v in dataclasses.asdict(params).items()} if dataclasses.is_dataclass(params) else {}
 
 
-def stopping(deadline: float | None, iterations: int | None) -> AnyOf:
+def stopping(deadline: float | None) -> AnyOf:
+    """The host's stopping rules: the time limit (an iteration budget is the solver's
+    own, SolverSpec.with_budget, counted on the device)."""
     crit = AnyOf()
     if deadline is not None:
         crit.criteria.append(Deadline(deadline))
-    if iterations is not None:
-        crit.criteria.append(MaxIterations(iterations))
     return crit
 
 
@@ -91,7 +91,9 @@ def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
           on_progress=None, started: float | None = None) -> Result:
     """Run ``spec`` on ``inst``; Ctrl-C (or another signal tspcl.interrupts handles)
     returns the best tour so far (interrupted=True), its length computed from the tour
-    (a signal may stop SolveContext.improve between keeping the tour and its length)."""
+    (a signal may stop SolveContext.improve between keeping the tour and its length).
+    ``iterations`` replaces the solver's own budget (SolverSpec.with_budget): exact,
+    whatever the timing; constructions have none."""
     from .errors import UsageError
 
     reason = spec.unsupported(inst)
@@ -101,9 +103,11 @@ def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
         raise UsageError(f"{inst.source} has {len(inst.fixed_edges)} fixed edges "
                          "(FIXED_EDGES_SECTION); tspcl's solvers cannot keep them yet: "
                          "remove the section to solve without them")
+    if iterations is not None:
+        params = spec.with_budget(params, iterations)
     plan_memory(rt, inst, spec, params)
     started = time.perf_counter() if started is None else started
-    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed, stopping(deadline, iterations),
+    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed, stopping(deadline),
                        on_progress, started=started)
     interrupted = False
     try:

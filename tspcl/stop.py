@@ -1,4 +1,9 @@
-"""Stopping criteria: small callables, combined with any_of (after PyVRP's design)."""
+"""The host's stopping criteria: small callables, combined with AnyOf (after PyVRP's design).
+
+Only time is the host's to watch: an iteration budget is the solver's own parameter,
+counted on the device (tspcl.solvers.base.SolverSpec.with_budget), so that a budget ends
+a run at the same iteration whatever the timing.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +14,6 @@ from typing import Callable, Protocol
 
 class StoppingCriterion(Protocol):
     def __call__(self, iteration: int) -> bool: ...
-
-
-@dataclass
-class MaxIterations:
-    limit: int
-
-    def __call__(self, iteration: int) -> bool:
-        return iteration >= self.limit
 
 
 @dataclass

@@ -292,7 +292,7 @@ SOLVERS = [
     SolverSpec("acs", "Ant Colony System: one work-group per ant, candidate sets of 32, variants "
                "gpu (per-step launches, atomic updates), alt (one launch, racy updates), spm "
                "(selective pheromone memory, O(n s))", AcsParams, run_acs, _memory,
-               deterministic=False, unsupported=_cities_fit, racy=_racy,
+               deterministic=False, unsupported=_cities_fit, racy=_racy, budget_param="iterations",
                memory_hint="--variant spm (O(n) pheromone) or fewer ants (e.g. --ants 256)",
                repro_params=tuple(AcsParams(variant=v) for v in VARIANTS),
                effective=lambda inst, p: p.effective(inst.n)),

@@ -128,7 +128,10 @@ class SolverSpec:
     sets that scripts/repro_check.py runs (default: the defaults alone);
     ``effective(instance, params)`` the parameters as a run on that instance uses them,
     defaults that depend on it filled in (ants = 0 is n ants, ...), which results,
-    tours' COMMENT lines and benchmark rows report.
+    tours' COMMENT lines and benchmark rows report.  ``budget_param`` names the
+    parameter that bounds the run's iterations (the device counts it, so a budget is
+    exact whatever the timing): :func:`tspcl.run.solve`'s ``iterations`` goes there
+    (:meth:`with_budget`); None for a solver without iterations (constructions).
     ``memory_hint`` says which of its options need less device memory, written as
     options (``-p key=value``, ``--flag value``) so that a test can try them; it ends
     the message of a run refused for memory.
@@ -145,6 +148,7 @@ class SolverSpec:
     racy: Callable[[object], str | None] = lambda params: None
     repro_params: tuple = ()
     effective: Callable[[Instance, object], object] = lambda inst, params: params
+    budget_param: str | None = None
     memory_hint: str | None = None
 
     def has_param(self, name: str) -> bool:
@@ -161,6 +165,15 @@ class SolverSpec:
                 raise UsageError(f"{self.name} has no parameter {key!r} (parameters: {known})")
             typed[name] = _convert(self.params_type, fields[name], raw, key)
         return self.params_type(**typed)
+
+    def with_budget(self, params, iterations: int):
+        """`params` with `iterations` as the run's budget (``budget_param``, checked as
+        a value given with -p would be); unchanged for a solver without one."""
+        if self.budget_param is None:
+            return params
+        f = next(f for f in dataclasses.fields(self.params_type) if f.name == self.budget_param)
+        value = _convert(self.params_type, f, str(iterations), "iterations")
+        return dataclasses.replace(params, **{f.name: value})
 
 
 def _convert(params_type, f, raw: str, key: str):

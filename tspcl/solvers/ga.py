@@ -383,6 +383,6 @@ SOLVERS = [
     SolverSpec("ga", "genetic algorithm: SCX, BCSCX, ARX or hybrid crossover over jump indices, fixed "
                "rivals and partners, random 2-opt mutation, islands with migration", GaParams, run_ga,
                _memory, deterministic=False, unsupported=_fits, largest_buffer=_largest_buffer,
-               memory_hint="a smaller population (e.g. --population 256)",
+               budget_param="generations", memory_hint="a smaller population (e.g. --population 256)",
                repro_params=(GaParams(population=256, groups=4),)),
 ]

@@ -47,7 +47,10 @@ class LocalSearchParams:
     `chain_m` candidates, at most m, scanned for its later steps); neighbors/m: candidate
     lists (paper: quadrant, m = 40); moves: per pass, 'many' non-conflicting improving
     moves or only the 'best' one (the paper's best improvement); batch: steps enqueued
-    between two reads of the status."""
+    between two reads of the status; max_moves: stop after the batch in which the
+    search has applied this many improving moves (0: at the local optimum; the moves of
+    the batch's last steps may take it past: batches are `batch` steps whatever the
+    timing, so the run is the same every time)."""
 
     ls: str = "2opt"
     neighbors: str = "quadrant"
@@ -57,6 +60,7 @@ class LocalSearchParams:
     breadth: int = 1
     chain_m: int = 10
     batch: int = 64
+    max_moves: int = 0
 
     def __post_init__(self):
         if self.ls not in OPERATORS:
@@ -74,6 +78,7 @@ class LocalSearchParams:
             raise UsageError(f"breadth must be 1 to 8 (got {self.breadth})")
         check_count("chain_m", self.chain_m, 1, MAX_M, note=" (at most m are scanned)")
         check_count("batch", self.batch, 1, MAX_BATCH)
+        check_count("max_moves", self.max_moves, note=", 0 for none")
 
 
 @dataclass(frozen=True)
@@ -160,7 +165,8 @@ def run_local_search(ctx: SolveContext, p: LocalSearchParams) -> None:
         done = bool(state[S_DONE])
         if done or ctx.publish_due(int(min(state[S_BEST_LEN], state[S_CUR_LEN]))):
             _publish(ctx, search, state, iteration)
-        if done or ctx.stop(iteration):
+        moves_spent = p.max_moves and state[S_MOVES] >= p.max_moves
+        if done or moves_spent or ctx.stop(iteration):
             break
     if not done:
         _publish(ctx, search, state, iteration)
@@ -324,17 +330,17 @@ def _symmetric(inst: Instance) -> str | None:
 SOLVERS = [
     SolverSpec("2opt", "2-opt local search to a local optimum (many moves per pass; moves=best: one)",
                LocalSearchParams, run_local_search, _memory, unsupported=_symmetric,
-               memory_hint=MEMORY_HINT),
+               budget_param="max_moves", memory_hint=MEMORY_HINT),
     SolverSpec("oropt", "Or-opt local search (segments of 1-3 cities)",
                OrOptParams, run_local_search, _memory, unsupported=_symmetric,
-               memory_hint=MEMORY_HINT),
+               budget_param="max_moves", memory_hint=MEMORY_HINT),
     SolverSpec("3opt", "3-opt search: 2-opt, Or-opt and the four 3-opt reconnections of "
                "neighbour triples", ThreeOptParams, run_local_search, _memory, unsupported=_symmetric,
-               memory_hint=MEMORY_HINT),
+               budget_param="max_moves", memory_hint=MEMORY_HINT),
     SolverSpec("lk", "3-opt search plus Lin-Kernighan chains of up to `depth` 2-opt steps",
                LinKernighanParams, run_local_search, _memory, unsupported=_symmetric,
-               memory_hint=MEMORY_HINT),
+               budget_param="max_moves", memory_hint=MEMORY_HINT),
     SolverSpec("ils", "iterated local search: double-bridge kicks + local search",
                IteratedLocalSearchParams, run_local_search, _memory, unsupported=_symmetric,
-               memory_hint=MEMORY_HINT),
+               budget_param="kicks", memory_hint=MEMORY_HINT),
 ]

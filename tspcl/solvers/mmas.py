@@ -381,7 +381,7 @@ def _cities_fit(inst: Instance) -> str | None:
 SOLVERS = [
     SolverSpec("mmas", "MAX-MIN Ant System: one work-group per ant, RWM or WRS selection, "
                "LC/CT/BT tabu, candidate lists (cl 32), store=candidates for O(n cl) memory", MmasParams, run_mmas, _memory,
-               deterministic=False, unsupported=_cities_fit,
+               deterministic=False, unsupported=_cities_fit, budget_param="iterations",
                memory_hint="-p store=candidates (pheromone on the candidate edges only) or fewer ants "
                            "(e.g. --ants 256)",
                repro_params=(*(MmasParams(variant=v) for v in VARIANTS),

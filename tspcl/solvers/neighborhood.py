@@ -202,8 +202,9 @@ def run_neighborhood_search(ctx: SolveContext, p: HillClimbingParams) -> None:
     state = search.read_state()
     while not state[S_DONE] and not ctx.stop(int(state[S_ITER])):
         config = control.current
+        left = p.iterations - int(state[S_ITER])
         try:
-            events = search.enqueue(1 if control.tuning else p.batch, config)
+            events = search.enqueue(1 if control.tuning else min(p.batch, left), config)
         except search.rt.cl.Error as error:
             control.failed(error)
             continue
@@ -246,8 +247,9 @@ def _positions_fit(inst: Instance) -> str | None:
 SOLVERS = [
     SolverSpec("hc", "hill climbing: the best improving move of a swap, 2-opt or 3-exchange "
                "neighbourhood until none is left", HillClimbingParams, run_neighborhood_search,
-               _memory, unsupported=_positions_fit),
+               _memory, unsupported=_positions_fit, budget_param="iterations"),
     SolverSpec("tabu", "tabu search: the best admissible move of a swap, 2-opt or 3-exchange "
                "neighbourhood, moved cities tabu for `tenure` iterations",
-               TabuParams, run_neighborhood_search, _memory, unsupported=_positions_fit),
+               TabuParams, run_neighborhood_search, _memory, unsupported=_positions_fit,
+               budget_param="iterations"),
 ]
