@@ -16,12 +16,13 @@ import numpy as np
 import pytest
 
 from tspcl import errors
+from tspcl.bench import load_suite
 from tspcl.device import DeviceLimits, Runtime
 from tspcl.errors import DeviceMemoryError, UsageError
 from tspcl.instance import Instance
 from tspcl.run import plan_memory
 from tspcl.solvers import REGISTRY, ga
-from tspcl.solvers.base import MAX_BATCH, MAX_COUNT
+from tspcl.solvers.base import MAX_BATCH, MAX_COUNT, MAX_SEED
 from tspcl.solvers.localsearch import kick_budget
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,6 +93,18 @@ def test_a_kick_budget_is_checked_against_the_instance_it_runs_on():
     REGISTRY["ils"].params_from({"kicks": "1000000n"})  # fine on small instances
     with pytest.raises(UsageError, match="on 10000 cities"):
         kick_budget("1000000n", 10_000)
+
+
+@pytest.mark.parametrize("seeds", [f"[{MAX_SEED + 1}]", "[-1]", "[1, 2e3]"])
+def test_a_bench_seed_outside_64_bits_is_an_error_of_the_spec(tmp_path, seeds):
+    """Seeds were taken modulo 2^64 (two 32-bit key words): a spec's seed is checked."""
+    spec = tmp_path / "suite.toml"
+    groups = '[[group]]\ninstances = ["gen:uniform:20"]\nalgorithms = ["nn"]\n'
+    spec.write_text(f"seeds = [0, {MAX_SEED}]\n" + groups)
+    assert load_suite(str(spec)).groups[0].seeds == [0, MAX_SEED]
+    spec.write_text(f"seeds = {seeds}\n" + groups)
+    with pytest.raises(UsageError, match=f"{re.escape(str(spec))} group 1: a seed must be"):
+        load_suite(str(spec))
 
 
 def _cli(*args: str):
