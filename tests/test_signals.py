@@ -205,3 +205,27 @@ def test_a_signal_during_start_up_is_one_line(tmp_path, signum):
     assert proc.returncode == 128 + signum, stderr
     assert stderr == b"tspcl: interrupted\n" and stdout == b""
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_ends_a_bench_suite(tmp_path):
+    """bench keeps no tour: a signal during a run ends the suite.  Before, SIGTERM killed
+    it, and SIGINT ended only the run under way, recorded as if it were complete."""
+    spec = tmp_path / "suite.toml"
+    spec.write_text('name = "long"\n\n[[group]]\ninstances = ["gen:uniform:2000:5"]\n'
+                    'algorithms = ["nn"]\n\n[[group]]\ninstances = ["gen:uniform:2000:5"]\n'
+                    'algorithms = ["ils"]\nseeds = [1, 2]\nparams = { kicks = 100000 }\n')
+    proc = subprocess.Popen(command("bench", str(spec), "--out", str(tmp_path / "out")),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=environment(), text=True)
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if line.startswith("[1] "):  # nn's row: the long ILS run has begun
+            time.sleep(5)  # so that it holds a tour, on most machines
+            proc.send_signal(signal.SIGTERM)
+        if line.startswith("[2] "):  # the signal ended only the run: the suite goes on
+            proc.kill()
+    proc.wait(timeout=WAIT_S)
+    assert proc.returncode == 143, "".join(lines)
+    assert lines[-1] == "tspcl: interrupted\n" and not any(line.startswith("[2] ") for line in lines)
+    assert not (tmp_path / "out" / "results.csv").exists()

@@ -405,7 +405,12 @@ def main(argv: list[str] | None = None) -> None:
     guard_standard_streams()
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
-    status = _run([a for a in argv if a != "--debug"], debug)
+    try:
+        status = _run([a for a in argv if a != "--debug"], debug)
+    except (KeyboardInterrupt, interrupts.Stopped) as e:  # a signal while a failure was reported
+        if debug:
+            raise
+        status = getattr(e, "exit_code", errors.EXIT_INTERRUPTED)
     interrupts.ignore()  # the outputs are written: nothing may change the status now
     sys.exit(status)
 
@@ -429,7 +434,7 @@ def _run(argv: list[str], debug: bool) -> int:
     except BrokenPipeError:  # --help into `| head`
         discard_stdout()
         return 0
-    except KeyboardInterrupt as e:  # interrupts.Interrupted, or one raised by hand
+    except (KeyboardInterrupt, interrupts.Stopped) as e:  # a signal, or a KeyboardInterrupt by hand
         if debug:
             raise
         _say(interrupts.MESSAGE)

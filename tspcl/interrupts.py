@@ -1,15 +1,16 @@
 """Signals: SIGINT (Ctrl-C), SIGTERM and SIGHUP stop tspcl, all three the same way.
 
-Each raises :class:`Interrupted`, a KeyboardInterrupt, so every path that handles Ctrl-C
-handles them: a solver that holds a tour stops and the tour is written; before any tour
-exists the command ends with ``tspcl: interrupted``.  The exit status is 128 plus the
-number of the first signal: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP.
+Where a command writes the best tour (:func:`keep_best_tour`, `tspcl solve`) and its
+solver holds one, a signal raises :class:`Interrupted`, a KeyboardInterrupt: the solver
+stops, run.solve keeps the tour and the command writes it.  Anywhere else (no tour yet,
+or a command such as bench that keeps none) it raises :class:`Stopped`, which nothing
+but cli.main catches: the command ends with ``tspcl: interrupted`` (bench no longer
+takes a signal for the end of one run).  The exit status is 128 plus the number of the
+first signal: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP.
 
-No signal loses a tour.  Once a command that writes the best tour
-(:func:`keep_best_tour`) has a solver holding one, only the first signal stops the
-solver; later ones, and any arriving after the solver ended, wait until the outputs are
-written, and the command then exits with the first one's status (:func:`exit_status`).
-Where there is no tour to keep, the first signal ends the command and later ones are
+No signal loses a tour: once a solver holding one has been stopped or has ended, later
+signals wait until the outputs are written, and the command then exits with the first
+one's status (:func:`exit_status`).  A signal that ends the command has later ones
 ignored, so that none interrupts the message or the exit.
 
 The handlers are installed when tspcl.cli is imported, before its slow imports; until
@@ -30,13 +31,22 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 MESSAGE = "tspcl: interrupted"
 
 
-class Interrupted(KeyboardInterrupt):
-    """A stop asked for by signal ``signum``; the command exits ``exit_code``."""
+class _BySignal:
+    """Raised for signal ``signum``; the command exits ``exit_code``."""
 
     def __init__(self, signum: int):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
         self.exit_code = EXIT_SIGNAL_BASE + signum
+
+
+class Interrupted(_BySignal, KeyboardInterrupt):
+    """Stops a solver whose best tour the command writes (run.solve keeps it)."""
+
+
+class Stopped(_BySignal, BaseException):
+    """Ends the command: not a KeyboardInterrupt, so that no run.solve keeps a tour
+    nobody writes (bench would go on with its next run)."""
 
 
 def _no_tour() -> bool:
@@ -47,8 +57,8 @@ class _State:
     """What the handler decides from; changed only by this module's functions."""
 
     first: int | None = None      # the first signal received
-    started = False               # cli.main is running: signals raise Interrupted
-    keeping = False               # the command writes the best tour when stopped
+    started = False               # cli.main is running: signals raise Interrupted or Stopped
+    keeping = False               # the command writes the best tour when stopped (solve)
     has_tour = staticmethod(_no_tour)  # whether the current solver holds a tour
     solving = False               # a solver is running
     stopping = False              # a solver holding a tour was stopped: it is being written
@@ -78,7 +88,7 @@ def reclaim() -> None:
 
 
 def start() -> None:
-    """From now on signals raise Interrupted (cli.main catches it)."""
+    """From now on signals raise Interrupted or Stopped (cli.main catches both)."""
     _state.started = True
 
 
@@ -106,8 +116,6 @@ def solving(has_tour):
         yield
     finally:
         _state.solving = False
-        if not _state.keeping:
-            _state.has_tour = _no_tour
 
 
 def _on_signal(signum: int, frame) -> None:
@@ -119,9 +127,9 @@ def _on_signal(signum: int, frame) -> None:
         if _state.stopping or not _state.solving:
             return  # the tour is being written; exit_status() reports the signal after
         _state.stopping = True
-    elif not _state.has_tour():
-        ignore()  # nothing to keep: this signal ends the command
-    raise Interrupted(signum)
+        raise Interrupted(signum)
+    ignore()  # nothing to keep: this signal ends the command
+    raise Stopped(signum)
 
 
 def _exit_during_start_up(signum: int) -> None:
