@@ -70,6 +70,14 @@ def test_a_fifo_is_written_through_not_replaced(small, tmp_path):
     assert is_tour_of_small(got["text"])
 
 
+def test_a_fifo_nobody_reads_is_an_error_not_a_hang(small, tmp_path):
+    fifo = tmp_path / "tour.fifo"
+    os.mkfifo(fifo)
+    r = tspcl("solve", str(small), "-o", str(fifo), "--log", str(tmp_path / "run.log"), "-q")
+    assert r.returncode == errors.EXIT_CANT_CREATE and one_line_error(r), r.stderr
+    assert "no process reads it" in r.stderr and files_in(tmp_path) == ["small8.tsp", "tour.fifo"]
+
+
 def test_a_character_device_is_written_through(small, tmp_path):
     """A terminal's device node (the slave of a pseudo-terminal this test opens) gets
     the tour and stays a device node."""

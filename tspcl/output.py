@@ -16,6 +16,7 @@ so that a bad path fails before the run, and resolved to one of three kinds:
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import re
@@ -241,10 +242,16 @@ def _stage(target: Target, text: str) -> str:
 
 def _write_through(target: Target, text: str) -> None:
     """Open the special file and write ``text`` to it (appending, where it is a file a
-    descriptor names, as a shell's `>>` would)."""
+    descriptor names, as a shell's `>>` would).  The open does not wait: a FIFO that no
+    process reads is an error, not a run that hangs with its tour."""
     try:
-        fd = os.open(target.path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY)
+        fd = os.open(target.path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError as e:
+        why = "no process reads it" if e.errno == errno.ENXIO else e.strerror
+        raise OutputError(f"{target.name}: cannot write ({why})") from None
+    try:
         with os.fdopen(fd, "wb") as f:
+            os.set_blocking(fd, True)
             f.write(_encode(text))
     except OSError as e:
         raise OutputError(f"{target.name}: cannot write ({e.strerror})") from None
