@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from . import acs, construct, ga, localsearch, mmas, neighborhood
+from . import acs, construct, ga, localsearch, mmas, neighborhood, pils
 from .base import SolveContext, SolverSpec
 
 REGISTRY: dict[str, SolverSpec] = {s.name: s for s in construct.SOLVERS + localsearch.SOLVERS
                                    + neighborhood.SOLVERS + mmas.SOLVERS + acs.SOLVERS
-                                   + ga.SOLVERS}
+                                   + ga.SOLVERS + pils.SOLVERS}
 
 
 def get_solver(name: str) -> SolverSpec:

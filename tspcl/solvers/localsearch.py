@@ -221,18 +221,31 @@ class DeviceSearch:
         self.move = rt.empty(4 * 2 * KICK_REVERSALS)  # the step's kick
         self.state_host = np.zeros(S_PENDING + 2 * self.apply_groups, np.int64)
         self.state = rt.empty(self.state_host.nbytes)
+        self.all_queued = None   # device copies of a queue holding every city (restart)
 
     def load(self, order: np.ndarray, length: int) -> None:
         """Start from tour `order` (exact length `length`) with every city active."""
-        self.kicking = False
         n, rt = self.n, self.rt
         order = np.asarray(order, np.int32)
         pos = np.empty(n, np.int32)
         pos[order] = np.arange(n, dtype=np.int32)
-        for buf, host in ((self.tour, order), (self.best_tour, order), (self.pos, pos),
-                          (self.queue, np.concatenate([np.arange(n, dtype=np.int32)] * 2)),
-                          (self.active, np.ones(n, np.int32)), (self.qcount, np.array([n, 0], np.int32))):
+        for buf, host in ((self.tour, order), (self.pos, pos)):
             rt.cl.enqueue_copy(rt.queue, buf, host)
+        self.restart(length)
+
+    def restart(self, length: int) -> None:
+        """Start again from the tour now in the device's `tour` and `pos` buffers (exact
+        length `length`) with every city active; nothing n-sized crosses to the device
+        after the first start (pils restarts after every round)."""
+        self.kicking = False
+        n, rt, q = self.n, self.rt, self.rt.queue
+        if self.all_queued is None:
+            self.all_queued = (rt.to_device(np.concatenate([np.arange(n, dtype=np.int32)] * 2)),
+                               rt.to_device(np.ones(n, np.int32)),
+                               rt.to_device(np.array([n, 0], np.int32)))
+        rt.cl.enqueue_copy(q, self.best_tour, self.tour)
+        for buf, initial in zip((self.queue, self.active, self.qcount), self.all_queued):
+            rt.cl.enqueue_copy(q, buf, initial)
         s = self.state_host
         s[:] = 0
         s[S_CUR_LEN], s[S_BEST_LEN] = length, LONG_MAX
@@ -313,9 +326,9 @@ def _publish(ctx, search: DeviceSearch, state, iteration):
 def _memory(inst: Instance, p: LocalSearchParams) -> int:
     n = inst.n
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    # tour, pos, best, 2 queues, active, claim range: 8 ints; entry gain, code: 2 longs;
-    # entry move: 2 ints per reversal
-    return (base + candidate_bytes(n, p.m) + (48 + 8 * move_reversals(p)) * n
+    # tour, pos, best, 2 queues, active, claim range: 8 ints; their restart copies (2
+    # queues, active): 3 ints; entry gain, code: 2 longs; entry move: 2 ints per reversal
+    return (base + candidate_bytes(n, p.m) + (60 + 8 * move_reversals(p)) * n
             + 8 * (n // CLAIM_BLOCK + 1) + 2**20)
 
 
