@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import UsageError
 from ..instance import COORD_DIMS, Instance
 from ..neighbors import CandidateParams, candidate_bytes
-from .base import SolveContext, SolverSpec
+from .base import SolveContext, SolverSpec, check_count
 from .construct import GreedyParams, run_greedy
 from .localsearch import (OPERATORS, S_CUR_LEN, S_DONE, DeviceSearch, LocalSearchParams,
                           kick_budget)
@@ -58,25 +58,18 @@ class SegmentIlsParams:
     polish_m: int = 12
 
     def __post_init__(self):
-        kick_budget(self.kicks, 100)
-        if self.segment and not MIN_SEGMENT <= self.segment <= 65535:
-            raise UsageError(f"segment must be 0 (auto) or {MIN_SEGMENT} to 65535 (got {self.segment})")
-        if not 1 <= self.round_kicks <= 1 << 20:
-            raise UsageError(f"round_kicks must be 1 to {1 << 20} (got {self.round_kicks})")
-        if not 3 <= self.window <= 65535:
-            raise UsageError(f"window must be 3 to 65535 (got {self.window})")
-        if not 0 <= self.depth <= 16:
-            raise UsageError(f"depth must be 0 to 16 (got {self.depth})")
-        if not 1 <= self.m <= 16:
-            raise UsageError(f"m must be 1 to 16 (got {self.m})")
+        kick_budget(self.kicks, 1)
+        if self.segment:
+            check_count("segment", self.segment, MIN_SEGMENT, 65535, note=", or 0 for auto")
+        check_count("round_kicks", self.round_kicks, 1, 1 << 20)
+        check_count("window", self.window, 3, 65535)
+        check_count("depth", self.depth, 0, 16)
+        check_count("m", self.m, 1, 16)
+        check_count("polish_m", self.polish_m, 1, 50)
+        check_count("polish_every", self.polish_every, 1)
         if self.polish != "none" and self.polish not in OPERATORS:
             raise UsageError(f"polish must be none or one of {', '.join(OPERATORS)} (got {self.polish!r})")
-        if self.polish_every < 1:
-            raise UsageError(f"polish_every must be at least 1 (got {self.polish_every})")
-        lists = max(self.m, self.polish_m)
-        CandidateParams(self.neighbors, -(-lists // 4) * 4 if self.neighbors == "quadrant" else lists)
-        if not 1 <= self.polish_m <= 50:
-            raise UsageError(f"polish_m must be 1 to 50 (got {self.polish_m})")
+        self.candidates()   # validates the kind and the list length
 
     def budget(self, n: int) -> int:
         return kick_budget(self.kicks, n)
@@ -229,5 +222,5 @@ SOLVERS = [
     SolverSpec("pils", "segment-parallel iterated local search: a work-group per tour "
                "segment runs 2-opt/Or-opt ILS in local memory, all segments at once",
                SegmentIlsParams, run_segment_ils, _memory, unsupported=_supported,
-               budget_param="kicks", memory_hint="fewer candidates (-p m=, -p polish_m=)"),
+               budget_param="kicks", memory_hint="fewer candidates (-p polish_m=8, -p m=4)"),
 ]
