@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# pils on the GPU beside Concorde's linkern on the same machine's CPU (issue 39).
+# Carry .whl, .bench (instances + optima.csv) and .peers (../shared/peers).  linkern runs
+# on cores 0-11 (one core per run), tspcl on cores 12-15 with the GPU.  RUNS lists the
+# tspcl runs as "instance seconds seed [-p key=value ...]", one per line; PEERS=0 skips
+# linkern; TESTS=0 skips the pils tests on the GPU.  Results in $OUT: runs.jsonl (one
+# --json line a run), logs/*.log (progress), ttt.csv (time to 1/0.5/0.2 %), linkern*.csv.
+set -uo pipefail
+. scripts/device_prelude.sh pils
+I=.bench/instances/tsplib
+mkdir -p "$OUT/logs"
+if [ "${TESTS:-1}" = 1 ]; then
+  step "pils tests on the GPU"
+  TSPCL_TEST_DEVICE=gpu timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_pils.py 2>&1 | tail -3 | tee -a "$LOG"
+fi
+if [ "${PEERS:-1}" = 1 ]; then
+  step "linkern on cores 0-11: ${PEER_SHORT:-pr1002 fnl4461 pr2392 rl5915} at 10 s, ${PEER_LONG:-d18512 pla33810 pla85900} at 60 s"
+  ( cd .peers && chmod +x run_peers.sh bin/* 2>/dev/null
+    taskset -c 0-11 ./run_peers.sh -o "$OUT/peers" -O ../.bench/instances/optima.csv -L "10" -K "" \
+        -s "1 2 3" -j 12 $(for i in ${PEER_SHORT:-pr1002 fnl4461 pr2392 rl5915}; do echo ../$I/$i.tsp; done) > "$OUT/linkern10.csv" 2>"$OUT/linkern10.err"
+    taskset -c 0-11 ./run_peers.sh -o "$OUT/peers" -O ../.bench/instances/optima.csv -L "60" -K "" \
+        -s "1 2 3" -j 12 $(for i in ${PEER_LONG:-d18512 pla33810 pla85900}; do echo ../$I/$i.tsp; done) > "$OUT/linkern60.csv" 2>"$OUT/linkern60.err"
+  ) &
+fi
+step "tspcl pils runs on the GPU"
+k=0
+while read -r inst secs seed params; do
+  [ -z "$inst" ] && continue
+  k=$((k + 1))
+  name="$k-$inst-$secs-$seed$(echo "$params" | tr -d ' =-' | tr -c 'a-zA-Z0-9_\n' '_')"
+  timeout $((secs + 60)) taskset -c 12-15 python3 -m tspcl solve "$I/$inst.tsp" --algo pils -d gpu \
+      -t "$secs" -s "$seed" $params -o /dev/null --log "$OUT/logs/$name.log" --json -q \
+      >> "$OUT/runs.jsonl" 2>> "$OUT/runs.err"
+  echo "$name: $(tail -1 "$OUT/runs.jsonl" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["gap_percent"], r["wall_s"], r["kernel_s"], r["iterations"])')" | tee -a "$LOG"
+done <<< "${RUNS:-pr1002 10 1}"
+python3 scripts/time_to_target.py --optima .bench/instances/optima.csv "$OUT"/logs/*.log > "$OUT/ttt.csv"
+wait
+step done
