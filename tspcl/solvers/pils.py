@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import UsageError
 from ..instance import COORD_DIMS, Instance
 from ..neighbors import CandidateParams, candidate_bytes
-from .base import SolveContext, SolverSpec, check_count
+from .base import MAX_COUNT, SolveContext, SolverSpec, check_count
 from .construct import GreedyParams, run_greedy
 from .localsearch import (OPERATORS, S_CUR_LEN, S_DONE, DeviceSearch, LocalSearchParams,
                           kick_budget)
@@ -31,34 +31,37 @@ WORK_GROUP = 64         # work-items per segment
 QUEUE_SLOTS = 32        # cities a segment's local search evaluates at once (pils.cl QCAP)
 MAX_MOVES = 256         # moves one segment search applies at most (pils.cl MAX_MOVES)
 MIN_SEGMENT = 16        # the smallest segment worth a work-group
-SEGMENTS_PER_UNIT = 4   # auto segment length: about this many segments per compute unit
+REPLICAS_PER_UNIT = 4   # small instances: replicas of the whole tour per compute unit
+AUTO_KICKS_PER_CITY = 100  # kicks=auto without a time limit
 POLISH_BATCH = 16       # local-search steps between two status reads while polishing
 REPLICA_TOURS = 1024    # replicas' tours the memory plan allows for (4 per unit on 256 units)
 
 
 @dataclass(frozen=True)
 class SegmentIlsParams:
-    """kicks: segment swaps in all, a count or a multiple of n ('10n'); segment: cities
-    per segment (0: about four segments per compute unit, within what local memory
-    holds); round_kicks: kicks per segment per round; window: positions a kick spans at
-    most; depth: 2-opt steps of the segments' Lin-Kernighan chains (0: 2-opt and Or-opt
-    only); m: candidates per city in the segments' search; neighbors: quadrant or knn;
-    polish: the whole-tour local search between rounds (2opt, oropt, 2opt+oropt, 3opt,
-    lk, or none), every `polish_every` rounds, over `polish_m` candidates."""
+    """kicks: segment swaps in all, a count or a multiple of n ('100n'), or 'auto': until
+    the time limit, or 100n without one; segment: cities per segment (0: as many as
+    local memory holds); round_kicks: kicks per segment per round; window: positions a
+    kick spans at most; depth: 2-opt steps of the segments' Lin-Kernighan chains (0:
+    2-opt and Or-opt only); m: candidates per city in the segments' search; neighbors:
+    quadrant or knn; polish: the whole-tour local search between rounds (2opt, oropt,
+    2opt+oropt, 3opt, lk, or none), every `polish_every` rounds, over `polish_m`
+    candidates."""
 
-    kicks: str = "10n"
+    kicks: str = "auto"
     segment: int = 0
     round_kicks: int = 64
     window: int = 50
     depth: int = 6
     m: int = 8
     neighbors: str = "quadrant"
-    polish: str = "3opt"
+    polish: str = "lk"
     polish_every: int = 1
     polish_m: int = 12
 
     def __post_init__(self):
-        kick_budget(self.kicks, 1)
+        if self.kicks != "auto":
+            kick_budget(self.kicks, 1)
         if self.segment:
             check_count("segment", self.segment, MIN_SEGMENT, 65535, note=", or 0 for auto")
         check_count("round_kicks", self.round_kicks, 1, 1 << 20)
@@ -71,8 +74,12 @@ class SegmentIlsParams:
             raise UsageError(f"polish must be none or one of {', '.join(OPERATORS)} (got {self.polish!r})")
         self.candidates()   # validates the kind and the list length
 
-    def budget(self, n: int) -> int:
-        return kick_budget(self.kicks, n)
+    def budget(self, n: int, time_limited: bool) -> int:
+        """The kicks to run: as given; 'auto': until the time limit (at most MAX_COUNT),
+        AUTO_KICKS_PER_CITY * n without one."""
+        if self.kicks != "auto":
+            return kick_budget(self.kicks, n)
+        return MAX_COUNT if time_limited else min(AUTO_KICKS_PER_CITY * n, MAX_COUNT)
 
     def candidates(self) -> CandidateParams:
         """One candidate list serves both searches (the segments read its first m)."""
@@ -90,18 +97,17 @@ def local_bytes(length: int, m: int, local_xy: bool) -> int:
     return length * per_city + QUEUE_SLOTS * 6 + 8 * 4 + WORK_GROUP * 12
 
 
-def segment_count(p: SegmentIlsParams, n: int, units: int, local_mem: int, local_xy: bool) -> int:
-    """How many segments the tour is cut into: segments of the asked length, or about
-    SEGMENTS_PER_UNIT segments per compute unit (at least 128 cities each); never
-    longer than local memory holds, never shorter than MIN_SEGMENT.  1: the whole tour
-    fits one work-group (replicas)."""
-    want = p.segment or max(128, n // (SEGMENTS_PER_UNIT * units))
+def segment_count(p: SegmentIlsParams, n: int, local_mem: int, local_xy: bool) -> int:
+    """How many segments the tour is cut into: segments of the asked length, or as long
+    as local memory holds (docs/notebook/pils.md: 1024 beat 128-162 on d18512 and
+    pla85900), never shorter than MIN_SEGMENT.  1: the whole tour fits one work-group
+    (replicas)."""
     fits = 32
     while fits + 32 <= 65535 and local_bytes(fits + 32, p.m, local_xy) <= local_mem - 256:
         fits += 32
     if n <= fits and (not p.segment or p.segment >= n):
         return 1
-    return max(2, min(-(-n // min(want, fits)), n // MIN_SEGMENT))
+    return max(2, min(-(-n // min(p.segment or fits, fits)), n // MIN_SEGMENT))
 
 
 class DeviceSegments:
@@ -116,9 +122,9 @@ class DeviceSegments:
         n = inst.n
         local_xy = inst.has_coords and COORD_DIMS.get(inst.weight_type) == 2 and inst.weight_type != "GEO"
         units = rt.limits.compute_units
-        segments = segment_count(p, n, units, rt.limits.local_mem, local_xy)
+        segments = segment_count(p, n, rt.limits.local_mem, local_xy)
         self.replicas = segments == 1
-        self.groups = min(SEGMENTS_PER_UNIT * units, REPLICA_TOURS) if self.replicas else segments
+        self.groups = min(REPLICAS_PER_UNIT * units, REPLICA_TOURS) if self.replicas else segments
         self.length = -(-n // segments)     # the longest segment
         m = min(p.m, cand.m)
         defines = {"M": m, "L_MAX": self.length, "WG": WORK_GROUP, "QCAP": QUEUE_SLOTS,
@@ -169,7 +175,7 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     if n < MIN_SEGMENT:
         return
     segments = DeviceSegments(ctx, cand, p, search)
-    budget = p.budget(n)
+    budget = p.budget(n, ctx.stop.remaining() is not None)
     per_round = segments.groups * p.round_kicks
     draws = np.random.default_rng([ctx.seed, 0x70696C73])   # "pils": the rounds' offsets
     kicks, round_no, round_s = 0, 0, 0.0
