@@ -97,14 +97,20 @@ def local_bytes(length: int, m: int, local_xy: bool) -> int:
     return length * per_city + QUEUE_SLOTS * 6 + 8 * 4 + WORK_GROUP * 12
 
 
-def segment_count(p: SegmentIlsParams, n: int, local_mem: int, local_xy: bool) -> int:
-    """How many segments the tour is cut into: segments of the asked length, or as long
-    as local memory holds (docs/notebook/pils.md: 1024 beat 128-162 on d18512 and
-    pla85900), never shorter than MIN_SEGMENT.  1: the whole tour fits one work-group
-    (replicas)."""
+def longest_segment(m: int, local_mem: int, local_xy: bool) -> int:
+    """The most cities one work-group's local memory holds (a multiple of 32): the
+    kernels are built for it whatever the instance, so one build serves them all."""
     fits = 32
-    while fits + 32 <= 65535 and local_bytes(fits + 32, p.m, local_xy) <= local_mem - 256:
+    while fits + 32 <= 65535 and local_bytes(fits + 32, m, local_xy) <= local_mem - 256:
         fits += 32
+    return fits
+
+
+def segment_count(p: SegmentIlsParams, n: int, fits: int) -> int:
+    """How many segments the tour is cut into: segments of the asked length, or as long
+    as local memory holds (`fits` cities; docs/notebook/pils.md: 1024 beat 128-162 on
+    d18512 and pla85900), never shorter than MIN_SEGMENT.  1: the whole tour fits one
+    work-group (replicas)."""
     if n <= fits and (not p.segment or p.segment >= n):
         return 1
     return max(2, min(-(-n // min(p.segment or fits, fits)), n // MIN_SEGMENT))
@@ -122,12 +128,12 @@ class DeviceSegments:
         n = inst.n
         local_xy = inst.has_coords and COORD_DIMS.get(inst.weight_type) == 2 and inst.weight_type != "GEO"
         units = rt.limits.compute_units
-        segments = segment_count(p, n, rt.limits.local_mem, local_xy)
+        m = min(p.m, cand.m)
+        fits = longest_segment(m, rt.limits.local_mem, local_xy)
+        segments = segment_count(p, n, fits)
         self.replicas = segments == 1
         self.groups = min(REPLICAS_PER_UNIT * units, REPLICA_TOURS) if self.replicas else segments
-        self.length = -(-n // segments)     # the longest segment
-        m = min(p.m, cand.m)
-        defines = {"M": m, "L_MAX": self.length, "WG": WORK_GROUP, "QCAP": QUEUE_SLOTS,
+        defines = {"M": m, "L_MAX": fits, "WG": WORK_GROUP, "QCAP": QUEUE_SLOTS,
                    "LOCAL_XY": int(local_xy), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
         self.round_k = ctx.dinst.kernel("pils", "pils_round", **defines)
         self.positions_k = ctx.dinst.kernel("pils", "pils_positions", **defines)
