@@ -124,7 +124,7 @@ def _comment(res) -> str:
 def solve(
     problem: str = typer.Argument(..., help="TSPLIB problem file, or '-' for stdin (.gz ok)."),
     algo: str = typer.Option("nn", "--algo", "-a",
-                             help="Algorithm: nn, greedy, sfc, random, 2opt, oropt, 3opt, lk, ils, hc, tabu, mmas, acs, ga (see `tspcl info`)."),
+                             help="Algorithm: nn, greedy, sfc, random, 2opt, oropt, 3opt, lk, ils, pils, hc, tabu, mmas, acs, ga (see `tspcl info`)."),
     param: List[str] = typer.Option([], "--param", "-p", metavar="KEY=VALUE",
                                     help="Algorithm parameter, repeatable (e.g. -p k=16)."),
     seed: int = typer.Option(1, "--seed", "-s", min=0, max=2**64 - 1,
@@ -136,9 +136,12 @@ def solve(
              "by the time the ones before took."),
     iterations: Optional[str] = typer.Option(
         None, "--iterations", "-i",
-        help="Iteration budget: a count, or for ils a multiple of n such as 0.1n, 1n, 10n "
-             "(the number of double-bridge kicks); for hc and tabu the moves at most "
-             "(default 10000, the paper's); for mmas and acs the colony iterations (1000)."),
+        help="Iteration budget, the solver's own and exact whatever the timing: for ils and "
+             "pils the kicks, a count or a multiple of n such as 0.1n, 1n, 10n (ils: 1n; "
+             "pils: until the time limit, else 100n); for hc and tabu the moves at most "
+             "(10000, the paper's); for mmas and acs the colony iterations (1000); for ga "
+             "the generations (1000); for 2opt, oropt, 3opt and lk the improving moves at "
+             "most (checked after each batch of steps)."),
     ls: Optional[str] = typer.Option(None, "--ls", help="Local search operators: 2opt, oropt, 2opt+oropt, 3opt, lk (3opt plus Lin-Kernighan chains; -p depth=10, -p breadth=1, -p chain_m=10).  mmas: 2opt on every ant's tour, which also turns on the authors' deposit schedule and trail resets (-p deposit=, -p restart=).  acs: 2opt on every ant's tour."),
     neighbors: Optional[str] = typer.Option(None, "--neighbors",
                                             help="Candidate lists: quadrant (paper) or knn."),
@@ -220,12 +223,8 @@ def solve(
             values[key] = str(value)
     run_iterations = None
     if iterations is not None:
-        if spec.has_param("kicks"):
-            values["kicks"] = iterations
-        elif spec.has_param("iterations"):
-            values["iterations"] = iterations
-        elif spec.has_param("generations"):
-            values["generations"] = iterations
+        if spec.budget_param:
+            values[spec.budget_param] = iterations
         else:
             run_iterations = _run_iterations(iterations, spec.name)
     params = spec.params_from(values)
