@@ -176,7 +176,7 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     cand = ctx.candidates(p.candidates())
     search = DeviceSearch(ctx, cand, p.polish_params(cand.m))
     search.load(ctx.best_order, ctx.best_length)
-    length = _polish(search, ctx.best_length) if p.polish != "none" else ctx.best_length
+    length = _polish(ctx, search) if p.polish != "none" else ctx.best_length
     ctx.improve(ctx.read_tour(search.tour), 0)
     if n < MIN_SEGMENT:
         return
@@ -197,7 +197,7 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
         kicks += count
         if p.polish != "none" and round_no % p.polish_every == 0:
             search.restart(length)
-            length = _polish(search, length)
+            length = _polish(ctx, search, kicks)
         round_s = time.perf_counter() - began
         if ctx.publish_due(length):
             ctx.improve(ctx.read_tour(search.tour), kicks)
@@ -205,10 +205,14 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     ctx.iterations = kicks
 
 
-def _polish(search: DeviceSearch, length: int) -> int:
-    """The whole-tour local search to its local optimum; returns the tour's length."""
+def _polish(ctx: SolveContext, search: DeviceSearch, kicks: int = 0) -> int:
+    """The whole-tour local search to its local optimum, or until ctx.stop (the time
+    limit: a million cities' first descent alone takes about a minute); returns the
+    tour's length (every batch leaves a whole tour)."""
     state = search.run_batch(POLISH_BATCH)
-    while not state[S_DONE]:
+    while not state[S_DONE] and not ctx.stop(kicks):
+        if ctx.publish_due(int(state[S_CUR_LEN])):
+            ctx.improve(ctx.read_tour(search.tour), kicks)
         state = search.run_batch(POLISH_BATCH)
     return int(state[S_CUR_LEN])
 
