@@ -99,6 +99,8 @@ params = { variant = "alt", ants = 8, iterations = 7, batch = 3 }
     ('[[group]]\ninstances = ["gen:uniform:50"]\nalgorithms = ["nn"]\nrepeat = 3\n', UsageError, "repeat"),
     ('name = "empty"\n', UsageError, "group"),
     ('[[group]\n', DataError, "TOML"),
+    ('time_limit = nan\n[[group]]\ninstances = ["gen:uniform:50"]\nalgorithms = ["nn"]\n', UsageError, "time_limit"),
+    ('[[group]]\ninstances = ["gen:uniform:50"]\nalgorithms = ["nn"]\ntime_limit = inf\n', UsageError, "time_limit"),
 ])
 def test_bad_specs_fail_before_running(tmp_path, monkeypatch, text, error, words):
     import tspcl.run

@@ -156,7 +156,7 @@ def test_every_solver_refuses_fixed_edges(algo):
     with pytest.raises(UsageError) as e:
         solve(inst, spec, spec.params_type(), rt=None)   # refused before any device work
     assert e.value.exit_code == EXIT_USAGE
-    assert str(e.value) == ("fixed.tsp has 1 fixed edges (FIXED_EDGES_SECTION); tspcl's "
+    assert str(e.value) == ("fixed.tsp has 1 fixed edge (FIXED_EDGES_SECTION); tspcl's "
                             "solvers cannot keep them yet: remove the section to solve "
                             "without them")
 
@@ -167,3 +167,12 @@ def test_cli_solve_refuses_fixed_edges(tmp_path):
     assert r.returncode == EXIT_USAGE and r.stdout == ""
     assert r.stderr.count("\n") == 1
     assert r.stderr.startswith("tspcl: p.tsp has 2 fixed edges (FIXED_EDGES_SECTION)")
+
+
+def test_info_says_no_algorithm_takes_fixed_edges(tmp_path):
+    (tmp_path / "p.tsp").write_text(tsp_text("1 2\n3 4\n-1"))
+    r = _tspcl("info", "p.tsp", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = r.stdout.split("algorithm   device memory   note\n", 1)[1].splitlines()
+    assert len(rows) == len(REGISTRY)
+    assert all("fixed edges (FIXED_EDGES_SECTION)" in row for row in rows)

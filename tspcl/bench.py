@@ -44,6 +44,7 @@ import csv
 import dataclasses
 import io
 import json
+import math
 import os
 import shlex
 import statistics
@@ -144,8 +145,9 @@ def _int(value, what: str, spec: str, minimum: int = 0, maximum: int | None = No
 def _opt_number(value, what: str, spec: str):
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise UsageError(f"{spec}: {what} must be a positive number (got {value!r})")
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0
+            or not math.isfinite(value)):
+        raise UsageError(f"{spec}: {what} must be a positive finite number (got {value!r})")
     return value
 
 

@@ -306,6 +306,7 @@ def info(
     """Size and type of PROBLEM, and the device memory each algorithm would need."""
     from .optima import known_optimum
     from .output import write_stdout
+    from .run import unsolvable
     from .solvers import REGISTRY
     from .tsplib import read_problem
 
@@ -323,7 +324,7 @@ def info(
         params = spec.params_type()
         if hasattr(params, "k"):
             params = spec.params_from({"k": str(k)})
-        why = spec.unsupported(inst)
+        why = unsolvable(inst, spec)
         mem = spec.memory(inst, params)
         lines.append(f"{spec.name:<11} {mem / 2**20:>10.1f} MiB   {why or spec.summary}")
     write_stdout("\n".join(lines) + "\n")

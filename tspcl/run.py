@@ -86,6 +86,18 @@ def plan_memory(rt: Runtime, inst: Instance, spec: SolverSpec, params) -> int:
     return need
 
 
+def unsolvable(inst: Instance, spec: SolverSpec) -> str | None:
+    """Why `spec` cannot solve `inst` (the solver's own reason, or fixed edges, which no
+    solver keeps yet), or None."""
+    reason = spec.unsupported(inst)
+    if reason or not len(inst.fixed_edges):
+        return reason
+    count = len(inst.fixed_edges)
+    return (f"{inst.source} has {count} fixed edge{'s' if count > 1 else ''} "
+            "(FIXED_EDGES_SECTION); tspcl's solvers cannot keep them yet: "
+            "remove the section to solve without them")
+
+
 def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
           deadline: float | None = None, iterations: int | None = None,
           on_progress=None, started: float | None = None) -> Result:
@@ -96,13 +108,9 @@ def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
     whatever the timing; constructions have none."""
     from .errors import UsageError
 
-    reason = spec.unsupported(inst)
+    reason = unsolvable(inst, spec)
     if reason:
         raise UsageError(reason)
-    if len(inst.fixed_edges):
-        raise UsageError(f"{inst.source} has {len(inst.fixed_edges)} fixed edges "
-                         "(FIXED_EDGES_SECTION); tspcl's solvers cannot keep them yet: "
-                         "remove the section to solve without them")
     if iterations is not None:
         params = spec.with_budget(params, iterations)
     plan_memory(rt, inst, spec, params)
