@@ -14,13 +14,15 @@ from kernel_fixtures import rt  # noqa: F401
 
 from tspcl.device_instance import DeviceInstance
 from tspcl.instance import Instance
-from tspcl.neighbors import CandidateParams, build_candidates
+from tspcl.neighbors import build_candidates
 from tspcl.run import solve
 from tspcl.solvers import get_solver
+from tspcl.solvers.pils import SegmentIlsParams, longest_segment
 
 M = 8
+LISTS = SegmentIlsParams().candidates()   # the solver's lists; the segments read their first M
 WG, QCAP, MAX_MOVES, LK_DEPTH = 64, 32, 256, 6
-SEGMENT = 64     # L_MAX: one build for every test here (PoCL compiles each anew)
+SEGMENT = 64     # cities per segment in the kernel tests
 
 
 def _uniform(n: int, seed: int) -> Instance:
@@ -33,9 +35,10 @@ def _round(rt, inst,  # noqa: F811
     """One pils_round launch on `order` (segments of at most SEGMENT cities, `kicks` in
     all); returns the new order, the per-segment gains and the candidate lists."""
     d = DeviceInstance(rt, inst)
-    cand = build_candidates(d, CandidateParams("quadrant", M))
-    k = d.kernel("pils", "pils_round", M=M, L_MAX=SEGMENT, WG=WG, QCAP=QCAP, LOCAL_XY=1,
-                 MAX_MOVES=MAX_MOVES, LK_DEPTH=LK_DEPTH)
+    cand = build_candidates(d, LISTS)
+    # the solver's build (the longest segment local memory holds): one PoCL compile
+    k = d.kernel("pils", "pils_round", M=M, L_MAX=longest_segment(M, rt.limits.local_mem, True),
+                 WG=WG, QCAP=QCAP, LOCAL_XY=1, MAX_MOVES=MAX_MOVES, LK_DEPTH=LK_DEPTH)
     n = inst.n
     order = np.asarray(order, np.int32)
     pos = np.empty(n, np.int32)
@@ -140,7 +143,7 @@ def test_kicks_improve_a_local_optimum_and_reproduce(rt):  # noqa: F811
 def test_the_solver_gives_a_reproducible_exact_tour(rt):  # noqa: F811
     inst = _uniform(512, 9)
     spec = get_solver("pils")
-    params = spec.params_from({"segment": str(SEGMENT), "round_kicks": "8", "polish": "2opt+oropt"})
+    params = spec.params_from({"segment": str(SEGMENT), "round_kicks": "8"})
     first = solve(inst, spec, params, rt, seed=4, iterations=2 * 512)
     again = solve(inst, spec, params, rt, seed=4, iterations=2 * 512)
     assert sorted(first.order.tolist()) == list(range(512))
@@ -154,15 +157,15 @@ def test_the_solver_gives_a_reproducible_exact_tour(rt):  # noqa: F811
 def test_replicas_search_the_whole_tour_and_the_best_one_is_kept(rt):  # noqa: F811
     inst = _uniform(60, 13)
     spec = get_solver("pils")
-    params = spec.params_from({"round_kicks": "16", "polish": "none"})
+    params = spec.params_from({"round_kicks": "16"})
     res = solve(inst, spec, params, rt, seed=2, iterations=3000)
     again = solve(inst, spec, params, rt, seed=2, iterations=3000)
     assert sorted(res.order.tolist()) == list(range(60))
     assert res.length == inst.tour_length(res.order)
     assert np.array_equal(res.order, again.order) and res.iterations == 3000
-    # every city is inside each replica's one segment: the kept replica's path, cut
-    # where that replica cut the tour, has no improving move left
-    lists = build_candidates(DeviceInstance(rt, inst), CandidateParams("quadrant", M)).host(rt)[0]
+    # every city is inside each replica's one segment, and the lk polish after the last
+    # round leaves no 2-opt or Or-opt move either: some cut of the tour has none left
+    lists = build_candidates(DeviceInstance(rt, inst), LISTS).host(rt)[0]
     path = [int(c) for c in res.order]
     assert any(not any(True for _ in _improving_moves(inst, path[r:] + path[:r], lists[:, :M]))
                for r in range(60))
