@@ -171,8 +171,8 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     kick budget is spent or ctx.stop says so."""
     n = ctx.inst.n
     run_greedy(ctx, GreedyParams())
-    if n < 8:
-        return  # too small for the moves' assumptions; greedy is the result
+    if n < 8 or ctx.best_length == 0:
+        return  # too small for the moves' assumptions, or optimal: greedy is the result
     cand = ctx.candidates(p.candidates())
     search = DeviceSearch(ctx, cand, p.polish_params(cand.m))
     search.load(ctx.best_order, ctx.best_length)
