@@ -1,9 +1,10 @@
 """Segment-parallel iterated local search (`pils`): thousands of kicks at once.
 
 The tour is cut into segments of consecutive cities; one work-group per segment runs a
-whole iterated local search on it in local memory (kernels_cl/pils.cl: 2-opt and Or-opt
-over the candidate lists, segment-swap kicks, a kicked path kept when it is no longer),
-all segments at once, with no host round trip per kick.  A round is one such launch;
+whole iterated local search on it in local memory (kernels_cl/pils.cl: 2-opt, Or-opt and
+Lin-Kernighan chains over the candidate lists, segment-swap kicks, a kicked path kept
+when it is no longer), all segments at once, with no host round trip per kick; an
+instance that fits one work-group runs as replicas of the whole tour instead.  A round is one such launch;
 each round draws new boundaries (an offset), so every edge is inside some segment, and
 every `polish_every` rounds the whole-tour local search (kernels_cl/localsearch.cl,
 `polish` moves, every city queued) takes the moves between segments.  The host reads 8
