@@ -237,7 +237,7 @@ def _supported(inst: Instance) -> str | None:
 
 SOLVERS = [
     SolverSpec("pils", "segment-parallel iterated local search: a work-group per tour "
-               "segment runs 2-opt/Or-opt ILS in local memory, all segments at once",
+               "segment (small tours: per replica) runs 2-opt/Or-opt/LK ILS in local memory",
                SegmentIlsParams, run_segment_ils, _memory, unsupported=_supported,
                budget_param="kicks", memory_hint="fewer candidates (-p polish_m=8, -p m=4)"),
 ]
