@@ -147,7 +147,7 @@ def kick_budget(spec: str, n: int) -> int:
 
 def run_local_search(ctx: SolveContext, p: LocalSearchParams) -> None:
     """NN start, then local search to a local optimum (ILS when p has a kick budget)."""
-    rt, dinst, inst = ctx.rt, ctx.dinst, ctx.inst
+    inst = ctx.inst
     n = inst.n
     kicks = p.budget(n) if isinstance(p, IteratedLocalSearchParams) else 0
     run_nn(ctx, NearestNeighborParams())
@@ -332,28 +332,30 @@ def _memory(inst: Instance, p: LocalSearchParams) -> int:
             + 8 * (n // CLAIM_BLOCK + 1) + 2**20)
 
 
-def _symmetric(inst: Instance) -> str | None:
+def reversal_problem(inst: Instance, solver: str = "local search") -> str | None:
+    """Why a solver that reverses tour paths over candidate lists (local search, pils)
+    cannot take `inst`, or None."""
     if not inst.symmetric:
-        return "local search uses reversals: symmetric instances only (ATSP: use nn)"
+        return f"{solver} uses reversals: symmetric instances only (ATSP: use nn)"
     if inst.n * 64 >= 2**31:
-        return f"local search handles up to {2**31 // 64} cities (n * m must fit 32 bits)"
+        return f"{solver} handles up to {2**31 // 64} cities (n * m must fit 32 bits)"
     return None
 
 
 SOLVERS = [
     SolverSpec("2opt", "2-opt local search to a local optimum (many moves per pass; moves=best: one)",
-               LocalSearchParams, run_local_search, _memory, unsupported=_symmetric,
+               LocalSearchParams, run_local_search, _memory, unsupported=reversal_problem,
                budget_param="max_moves", memory_hint=MEMORY_HINT),
     SolverSpec("oropt", "Or-opt local search (segments of 1-3 cities)",
-               OrOptParams, run_local_search, _memory, unsupported=_symmetric,
+               OrOptParams, run_local_search, _memory, unsupported=reversal_problem,
                budget_param="max_moves", memory_hint=MEMORY_HINT),
     SolverSpec("3opt", "3-opt search: 2-opt, Or-opt and the four 3-opt reconnections of "
-               "neighbour triples", ThreeOptParams, run_local_search, _memory, unsupported=_symmetric,
+               "neighbour triples", ThreeOptParams, run_local_search, _memory, unsupported=reversal_problem,
                budget_param="max_moves", memory_hint=MEMORY_HINT),
     SolverSpec("lk", "3-opt search plus Lin-Kernighan chains of up to `depth` 2-opt steps",
-               LinKernighanParams, run_local_search, _memory, unsupported=_symmetric,
+               LinKernighanParams, run_local_search, _memory, unsupported=reversal_problem,
                budget_param="max_moves", memory_hint=MEMORY_HINT),
     SolverSpec("ils", "iterated local search: double-bridge kicks + local search",
-               IteratedLocalSearchParams, run_local_search, _memory, unsupported=_symmetric,
+               IteratedLocalSearchParams, run_local_search, _memory, unsupported=reversal_problem,
                budget_param="kicks", memory_hint=MEMORY_HINT),
 ]

@@ -25,7 +25,7 @@ from ..neighbors import CandidateParams, candidate_bytes
 from .base import MAX_COUNT, SolveContext, SolverSpec, check_count
 from .construct import GreedyParams, run_greedy
 from .localsearch import (OPERATORS, S_CUR_LEN, S_DONE, DeviceSearch, LocalSearchParams,
-                          kick_budget)
+                          kick_budget, reversal_problem)
 from .localsearch import _memory as local_search_memory
 
 WORK_GROUP = 64         # work-items per segment
@@ -227,17 +227,10 @@ def _memory(inst: Instance, p: SegmentIlsParams) -> int:
             + candidate_bytes(n, k) + 4 * n * REPLICA_TOURS + 8 * (n // MIN_SEGMENT + REPLICA_TOURS))
 
 
-def _supported(inst: Instance) -> str | None:
-    if not inst.symmetric:
-        return "pils reverses paths: symmetric instances only (ATSP: use nn)"
-    if inst.n * 64 >= 2**31:
-        return f"pils handles up to {2**31 // 64} cities"
-    return None
-
-
 SOLVERS = [
     SolverSpec("pils", "segment-parallel iterated local search: a work-group per tour "
                "segment (small tours: per replica) runs 2-opt/Or-opt/LK ILS in local memory",
-               SegmentIlsParams, run_segment_ils, _memory, unsupported=_supported,
+               SegmentIlsParams, run_segment_ils, _memory,
+               unsupported=lambda inst: reversal_problem(inst, "pils"),
                budget_param="kicks", memory_hint="fewer candidates (-p polish_m=8, -p m=4)"),
 ]
