@@ -1,43 +1,45 @@
 /* Segment-parallel iterated local search (tspcl's own design, issue 39).
  *
- * The tour is cut into `segments` contiguous segments of nearly equal length, starting at
- * position `offset`.
- * One work-group owns one segment: a path whose two end cities stay where they are, so
- * whatever it does inside, the tour outside is untouched and every segment's
- * improvement is kept.  In local memory it holds the path as local indices (0..len-1,
- * the cities' order when the round began), each index's position, the candidate lists
- * restricted to the segment, and for 2-D coordinate metrics the coordinates.
+ * Every round partitions the cities into cells; one work-group owns one cell.  A cell's
+ * cities are where the tour passes through it: pieces, maximal runs of consecutive tour
+ * positions.  The work-group lays its pieces end to end, in tour order, as one path in
+ * local memory (local indices 0..len-1, each index's position, the candidate lists
+ * restricted to the cell and for 2-D coordinate metrics the coordinates).  Every move
+ * keeps the two end cities of every piece and which end joins which, so the tour outside
+ * the cell is untouched, and the improvements of every cell are kept together: the
+ * pieces only change their insides and lengths, and pils_place lays them out again.
+ *   Cells are k-d cells of the plane (the host's partitions, pils.py), so a city's
+ *   nearest candidates are in its cell whichever pass of the tour they lie on; or runs
+ *   of the tour (pils_tour_cells: one piece each) where there are no coordinates.
  *
- * The search on a path (both ends fixed) uses two moves over the candidate lists:
+ * The search on the pieces uses three moves over the candidate lists:
  *   2-opt: for city a and candidate c, the edges after (or before) both are replaced by
- *          (a, c) and the edge between their old neighbours: one reversal;
+ *          (a, c) and the edge between their old neighbours: one reversal, inside a piece;
  *   Or-opt: a chain of 1-3 cities that starts or ends at a is moved next to c, in the
- *          orientation that makes (a, c) an edge (Or 1976): two or three reversals.
+ *          orientation that makes (a, c) an edge (Or 1976), from any piece into any piece
+ *          of the cell (never a piece's end city, never into an edge between pieces);
+ *   with LK_DEPTH, Lin-Kernighan chains of 2-opt steps inside a piece.
  * A queue of cities (don't-look bits, Bentley 1992) drives it: every step the work-items
  * evaluate every (queued city, candidate, side, move) at once, the best improving move
  * of the whole group is applied (ties to the smallest move code: reproducible), cities
  * without an improving move leave the queue and the ends of the changed edges join it.
  *
- * A kick is a segment swap inside a window of positions: path pieces B C become C B, the
- * three-edge move that 2-opt and Or-opt cannot undo in one step (on a cycle, the double
- * bridge of Martin, Otto and Felten 1991; on a path with fixed ends, three edges suffice).
- * The local search then starts from the kick's six end cities; the kicked path is kept
- * when it is no longer than before, else the saved path comes back (linkern's chained
- * Lin-Kernighan keeps a kick on the same rule; Applegate et al. 2003, section 3).
- *
- * The ends of a segment are fixed, so moves that cross segments wait for a round with
- * other boundaries (the host draws each round's offset) or for the whole-tour local
- * search the host runs between rounds (kernels_cl/localsearch.cl).
+ * A kick moves a chain of up to `window` cities next to a city near it (a double bridge:
+ * the three-edge move 2-opt and Or-opt cannot undo in one step; Martin, Otto and Felten
+ * 1991), found by a random walk over the candidate lists as linkern's kicks are
+ * (Applegate, Cook and Rohe 2003, section 3).  The local search then starts from the
+ * kick's six end cities; the kicked path is kept when it is no longer than before, else
+ * the saved path comes back (linkern keeps a kick on the same rule).
  *
  * Build defines: METRIC (distance.h); M, candidates per city used; L_MAX, the most cities
- * a segment holds; WG, the work-group size (a power of two); QCAP, queue slots; LOCAL_XY,
+ * a cell holds; WG, the work-group size (a power of two); QCAP, queue slots; LOCAL_XY,
  * 1 to keep 2-D coordinates in local memory (coordinate metrics other than GEO);
- * MAX_MOVES, moves one local search applies at most.
+ * MAX_MOVES, moves one local search applies at most; LK_DEPTH.
  */
 #include "tour.h"
 #include "reduce.h"
 
-#define NONE 0xFFFF            /* a candidate outside the segment */
+#define NONE 0xFFFF            /* a candidate outside the cell */
 #ifndef LK_DEPTH
 #define LK_DEPTH 0             /* 0: no Lin-Kernighan chains */
 #endif
@@ -47,8 +49,9 @@
 #define VARIANTS (LK_DEPTH ? 8 : 7)
 #define MAX_REV (LK_DEPTH > 3 ? LK_DEPTH : 3)   /* reversals of one move at most */
 #define NO_CODE 0xFFFFFFFFu
+#define KICK_TRIES 4           /* draws a kick may take to find a chain and a place */
 
-/* The path a work-group owns, all in local memory. */
+/* The cell a work-group owns, all in local memory. */
 #if LOCAL_XY
 #define SEG_ARGS __local const int *restrict city, __local const double2 *restrict xy
 #define SEG_PASS city, xy
@@ -67,7 +70,9 @@ inline long seg_dist(DIST_PARAMS, SEG_ARGS, const int a, const int b)
 #endif
 }
 #define SD(a, b) seg_dist(DIST_ARGS, SEG_PASS, (a), (b))
-
+/* Positions p and q are in one piece (pieces are runs of positions, and no move takes a
+ * city across a reversal's ends, so a position's piece stays while a chain is built). */
+#define SAME_PIECE(p, q) (piece[path[p]] == piece[path[q]])
 #if LK_DEPTH
 /* Position p through the reversal of [lo, hi] (an involution). */
 inline int through(const int p, const int lo, const int hi)
@@ -83,18 +88,20 @@ inline int edge_in(const int x, const int y, const int *ex, const int *ey, const
     return 0;
 }
 
-/* Lin-Kernighan chain on the path (Lin & Kernighan 1973, its standard step, as
+/* Lin-Kernighan chain inside one piece (Lin & Kernighan 1973, its standard step, as
  * localsearch.cl's lk_chain on the whole tour): 2-opt steps sharing t1, the neighbour of
  * t2 = a on a's `side`.  Step i adds (t2, t3), removes (t3, t4) with t4 the neighbour of
  * t3 on the side where t1 lies beside t2 (so the closing edge (t4, t1) makes a path
  * again), and reverses the positions between the two removed edges; t4 is the next t2.
  * The first t3 is c; later ones the candidate among the first M of t2 with a positive
  * partial gain and the best look-ahead -d(t2, t3) + d(t3, t4) (ties to list order); a
- * removed edge is never added back nor an added one removed.  The steps are not applied
+ * removed edge is never added back nor an added one removed, and every step's reversal
+ * lies inside one piece.  The steps are not applied
  * while searching: positions are mapped through the reversals so far.  Returns the
  * best closing gain (0: none) and, in count/lo/hi, the reversals of that chain. */
 inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
-                       __local const ushort *restrict at, __local const ushort *restrict lcand,
+                       __local const ushort *restrict at, __local const ushort *restrict piece,
+                       __local const ushort *restrict lcand,
                        const int len, const int a, const int c, const int side, int *count,
                        int *lo, int *hi)
 {
@@ -126,6 +133,8 @@ inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict pat
         ax[k] = t2; ay[k] = t3;
         rx[k + 1] = t3; ry[k + 1] = t4;
         const int e = min(p1, p2), f = min(p3, p4);   /* the removed edges (e, e + 1), (f, f + 1) */
+        if (!SAME_PIECE(min(e, f), max(e, f) + 1))
+            return best;
         lo[k] = min(e, f) + 1;
         hi[k] = max(e, f);
         k++;
@@ -155,6 +164,9 @@ inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict pat
             const int py = px + (p1 - p2);
             if (py < 0 || py > len - 1 || px == p1 || px == p2 || py == p2)
                 continue;
+            const int e = min(p1, p2), f = min(px, py);
+            if (!SAME_PIECE(min(e, f), max(e, f) + 1))
+                continue;
             int qy = py;
             for (int r = k - 1; r >= 0; r--)
                 qy = through(qy, lo[r], hi[r]);
@@ -171,24 +183,59 @@ inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict pat
 }
 #endif
 
+/* Moving the chain of positions [u, v] between positions x and x + 1 (x < u - 1 or
+ * x > v), with chain end e1 (u's city, or v's when `flip`) next to x's city: its gain
+ * (old length minus new) and the reversals that apply it (returns their count, 2 when
+ * the chain turns round, else 3).  where[0..1] gets the chain's positions after the move
+ * and where[2] the piece it joins (x's).  Keeps every piece's ends and their pairing when
+ * u - 1 and v + 1 are in one piece and x and x + 1 in one. */
+inline int chain_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
+                      __local const ushort *restrict piece, const int u, const int v,
+                      const int x, const int flip, long *gain, int *lo, int *hi, int *where)
+{
+    const int cu = path[u], cv = path[v], p = path[u - 1], q = path[v + 1];
+    const int px = path[x], py = path[x + 1], s = v - u + 1;
+    const int e1 = flip ? cv : cu, e2 = flip ? cu : cv;
+    *gain = SD(p, cu) + SD(cv, q) + SD(px, py) - SD(p, q) - SD(px, e1) - SD(e2, py);
+    if (x > v) {        /* C B -> B C, B = [v + 1, x]: reverse all, then B, then C */
+        const int nb = x - v;
+        lo[0] = u; hi[0] = x;
+        lo[1] = u; hi[1] = u + nb - 1;
+        lo[2] = u + nb; hi[2] = x;
+        where[0] = x - s + 1;
+        where[1] = x;
+    } else {            /* B C -> C B, B = [x + 1, u - 1]: reverse all, then B, then C */
+        lo[0] = x + 1; hi[0] = v;
+        lo[1] = x + 1 + s; hi[1] = v;
+        lo[2] = x + 1; hi[2] = x + s;
+        where[0] = x + 1;
+        where[1] = x + s;
+    }
+    where[2] = piece[px];
+    return flip && s > 1 ? 2 : 3;
+}
+
 /* The move `variant` that makes candidate c a neighbour of a, c on a's `side` (0: after
  * a, 1: before a) for 2-opt, or the chain next to c on c's side `side` (0: after c,
  * 1: before c) for Or-opt, on the path of `len` positions: its gain (old length minus
- * new) and the reversals [lo[r], hi[r]] that apply it, in order.  Returns how many
- * reversals (0: no such move).  Positions 0 and len - 1 are never inside a reversal. */
+ * new), the reversals [lo[r], hi[r]] that apply it, in order, and for Or-opt the chain's
+ * new place (chain_move's where; where[2] = NONE otherwise).  Returns how many reversals
+ * (0: no such move).  Positions 0 and len - 1 are never inside a reversal. */
 inline int path_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
-                     __local const ushort *restrict at, __local const ushort *restrict lcand,
-                     const int len, const int a,
+                     __local const ushort *restrict at, __local const ushort *restrict piece,
+                     __local const ushort *restrict lcand, const int len, const int a,
                      const int c, const int side, const int variant, long *gain, int *lo,
-                     int *hi)
+                     int *hi, int *where)
 {
     const int i = at[a], j = at[c];
+    where[2] = NONE;
     if (a == c)
         return 0;
 #if LK_DEPTH
     if (variant == LK_VARIANT) {
         int count;
-        *gain = path_chain(DIST_ARGS, SEG_PASS, path, at, lcand, len, a, c, side, &count, lo, hi);
+        *gain = path_chain(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a, c, side,
+                           &count, lo, hi);
         return *gain > 0 ? count : 0;
     }
 #endif
@@ -199,34 +246,22 @@ inline int path_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
         const int a1 = path[i + step], c1 = path[j + step];
         if (a1 == c || c1 == a)
             return 0;
-        *gain = SD(a, a1) + SD(c, c1) - SD(a, c) - SD(a1, c1);
         lo[0] = min(i, j) + (side == 0);
         hi[0] = max(i, j) - (side == 1);
+        if (!SAME_PIECE(lo[0] - 1, hi[0] + 1))
+            return 0;
+        *gain = SD(a, a1) + SD(c, c1) - SD(a, c) - SD(a1, c1);
         return 1;
     }
     const int s = 1 + (variant - 1) % 3, ends_at_a = (variant - 1) / 3;
     const int u = ends_at_a ? i - s + 1 : i, v = u + s - 1;   /* the chain [u, v] */
     const int x = side == 0 ? j : j - 1;                      /* insert between x, x + 1 */
-    if (u < 1 || v > len - 2 || x < 0 || x > len - 2 || (x >= u - 1 && x <= v))
+    if (u < 1 || v > len - 2 || x < 0 || x > len - 2 || (x >= u - 1 && x <= v)
+        || !SAME_PIECE(u - 1, v + 1) || !SAME_PIECE(x, x + 1))
         return 0;
-    const int cu = path[u], cv = path[v], p = path[u - 1], q = path[v + 1];
-    const int px = path[x], py = path[x + 1];
-    /* e1 goes next to px, e2 next to py; a is the one next to c */
-    const int other = a == cu ? cv : cu;
-    const int e1 = side == 0 ? a : other, e2 = side == 0 ? other : a;
-    *gain = SD(p, cu) + SD(cv, q) + SD(px, py) - SD(p, q) - SD(px, e1) - SD(e2, py);
-    const int reversed = s > 1 && e1 == cv;
-    if (x > v) {        /* C B -> B C, B = [v + 1, x]: reverse all, then B, then C */
-        const int nb = x - v;
-        lo[0] = u; hi[0] = x;
-        lo[1] = u; hi[1] = u + nb - 1;
-        lo[2] = u + nb; hi[2] = x;
-    } else {            /* B C -> C B, B = [x + 1, u - 1]: reverse all, then B, then C */
-        lo[0] = x + 1; hi[0] = v;
-        lo[1] = x + 1 + s; hi[1] = v;
-        lo[2] = x + 1; hi[2] = x + s;
-    }
-    return reversed ? 2 : 3;
+    /* a goes next to c: on c's side 0 that is next to x's city (chain end e1) */
+    const int flip = (side == 0) != (a == path[u]);
+    return chain_move(DIST_ARGS, SEG_PASS, path, piece, u, v, x, flip, gain, lo, hi, where);
 }
 
 inline uint move_code(const int a, const int k, const int side, const int variant)
@@ -248,14 +283,19 @@ inline void path_reverse(__local ushort *restrict path, __local ushort *restrict
     }
 }
 
-/* Reversals in order, with a barrier after each. */
+/* A move's reversals in order, with a barrier after each; then the cities at positions
+ * where[0..1] join piece where[2] (unless NONE). */
 inline void path_apply(__local ushort *restrict path, __local ushort *restrict at,
-                       const int count, const int *lo, const int *hi)
+                       __local ushort *restrict piece, const int count, const int *lo,
+                       const int *hi, const int *where)
 {
     for (int r = 0; r < count; r++) {
         path_reverse(path, at, lo[r], hi[r]);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+    for (int p = where[0] + get_local_id(0); p <= where[1] && where[2] != NONE; p += WG)
+        piece[path[p]] = (ushort)where[2];
+    barrier(CLK_LOCAL_MEM_FENCE);
 }
 
 /* Queue local index x unless it is queued or the queue is full (one work-item). */
@@ -281,14 +321,45 @@ inline void queue_ends(__local const ushort *path, const int len, __local ushort
         }
 }
 
+/* shared[]: [0] the queue length, [1] a move's reversal count, then lo, hi and where */
+#define SH_LO 2
+#define SH_HI (2 + MAX_REV)
+#define SH_WHERE (2 + 2 * MAX_REV)
+#define SHARED_INTS (5 + 2 * MAX_REV)
+
+/* Work-item 0 leaves a move in shared[] for every work-item to read. */
+inline void share_move(__local int *shared, const int count, const int *lo, const int *hi,
+                       const int *where)
+{
+    shared[1] = count;
+    for (int r = 0; r < count; r++) {
+        shared[SH_LO + r] = lo[r];
+        shared[SH_HI + r] = hi[r];
+    }
+    for (int w = 0; w < 3; w++)
+        shared[SH_WHERE + w] = where[w];
+}
+
+/* Every work-item reads the move work-item 0 shared; returns its reversal count. */
+inline int shared_move(__local const int *shared, int *lo, int *hi, int *where)
+{
+    const int count = shared[1];
+    for (int r = 0; r < count; r++) {
+        lo[r] = shared[SH_LO + r];
+        hi[r] = shared[SH_HI + r];
+    }
+    for (int w = 0; w < 3; w++)
+        where[w] = shared[SH_WHERE + w];
+    return count;
+}
+
 /* Local search from the queued cities until the queue is empty (or MAX_MOVES moves);
- * returns the total gain, the same in every work-item.  `shared` holds the queue length
- * at [0] and the step's reversals: [1] their count, [2 ..] lo, [2 + MAX_REV ..] hi. */
+ * returns the total gain, the same in every work-item. */
 inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
-                        __local ushort *restrict at, const int len,
-                        __local const ushort *restrict lcand, __local ushort *queue,
-                        __local uchar *queued, __local int *keep, __local int *shared,
-                        __local long *gains, __local uint *codes)
+                        __local ushort *restrict at, __local ushort *restrict piece,
+                        const int len, __local const ushort *restrict lcand,
+                        __local ushort *queue, __local uchar *queued, __local int *keep,
+                        __local int *shared, __local long *gains, __local uint *codes)
 {
     const int lid = get_local_id(0);
     long total = 0;
@@ -310,9 +381,9 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
             int found = 0;
             for (int variant = 0; variant < VARIANTS; variant++) {
                 long g;
-                int lo[MAX_REV], hi[MAX_REV];
-                if (path_move(DIST_ARGS, SEG_PASS, path, at, lcand, len, a, c, side, variant, &g, lo,
-                              hi) && g > 0) {
+                int lo[MAX_REV], hi[MAX_REV], where[3];
+                if (path_move(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a, c, side,
+                              variant, &g, lo, hi, where) && g > 0) {
                     found = 1;
                     const uint mc = move_code(a, k, side, variant);
                     if (g > best || (g == best && mc < code)) {
@@ -334,32 +405,24 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
                     queued[queue[t]] = 0;
             }
             shared[0] = kept;
-            shared[1] = 0;
             if (best > 0) {
                 const int variant = code % 8, side = (code / 8) % 2, k = (code / 16) % M;
                 const int a = code / 16 / M;
                 long g;
-                int lo[MAX_REV], hi[MAX_REV];
-                shared[1] = path_move(DIST_ARGS, SEG_PASS, path, at, lcand, len, a, lcand[a * M + k],
-                                      side, variant, &g, lo, hi);
-                for (int r = 0; r < shared[1]; r++) {
-                    shared[2 + r] = lo[r];
-                    shared[2 + MAX_REV + r] = hi[r];
-                }
+                int lo[MAX_REV], hi[MAX_REV], where[3];
+                const int count = path_move(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a,
+                                            lcand[a * M + k], side, variant, &g, lo, hi, where);
+                share_move(shared, count, lo, hi, where);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (best == 0)
             continue;          /* the queue emptied: the loop's test ends it */
         total += best;
-        int lo[MAX_REV], hi[MAX_REV];
-        const int count = shared[1];
-        for (int r = 0; r < count; r++) {
-            lo[r] = shared[2 + r];
-            hi[r] = shared[2 + MAX_REV + r];
-        }
+        int lo[MAX_REV], hi[MAX_REV], where[3];
+        const int count = shared_move(shared, lo, hi, where);
         barrier(CLK_LOCAL_MEM_FENCE);
-        path_apply(path, at, count, lo, hi);
+        path_apply(path, at, piece, count, lo, hi, where);
         if (lid == 0)
             queue_ends(path, len, queue, queued, &shared[0], count, lo, hi);
     }
@@ -373,6 +436,48 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
     return total;
 }
 
+/* Kick number `kick` (the same draws in every work-item): a chain [u, v] of at most
+ * `window` cities inside one piece (never its ends) goes, turned round or not, next to a
+ * city found by a random walk of `walk` steps over the candidate lists from u's city
+ * (walk = 0: a city at most `window` positions away), on either side of it, where the
+ * edge is inside a piece.  Returns the reversal count (0: no kick found in KICK_TRIES
+ * draws), the cost (new length minus old) and the reversals as chain_move. */
+inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint round,
+                     const uint g, const uint kick, __local const ushort *restrict path,
+                     __local const ushort *restrict at, __local const ushort *restrict piece,
+                     __local const ushort *restrict lcand, const int len, const int window,
+                     const int walk, long *cost, int *lo, int *hi, int *where)
+{
+    for (int t = 0; t < KICK_TRIES; t++) {
+        const uint4 r = rng_block(key, round, g, kick * KICK_TRIES + t);
+        const int u = 1 + (int)rng_below(r.x, (uint)(len - 2));
+        int v = min(u + (int)rng_below(r.y, (uint)window), len - 2);
+        while (v >= u && !SAME_PIECE(u - 1, v + 1))
+            v--;
+        if (v < u)
+            continue;
+        int x;
+        if (walk) {
+            rng_stream_t st = rng_block(key, round | 0x80000000u, g, kick * KICK_TRIES + t);
+            int y = path[u];
+            for (int step = 0; step < walk; step++) {
+                const int z = lcand[y * M + (int)rng_below(stream_next(&st), (uint)M)];
+                y = z == NONE ? y : z;
+            }
+            x = at[y] - (int)(r.w & 1);
+        } else {
+            x = u - window + (int)rng_below(r.z, (uint)(2 * window + 1));
+        }
+        if (x < 0 || x > len - 2 || (x >= u - 1 && x <= v) || !SAME_PIECE(x, x + 1))
+            continue;
+        long gain;
+        const int count = chain_move(DIST_ARGS, SEG_PASS, path, piece, u, v, x,
+                                     (int)((r.w >> 1) & 1), &gain, lo, hi, where);
+        *cost = -gain;
+        return count;
+    }
+    return 0;
+}
 /* Positions of the cities: pos[tour[p]] = p. */
 __kernel void pils_positions(__global const int *restrict tour, __global int *restrict pos,
                              const int n)
@@ -381,72 +486,134 @@ __kernel void pils_positions(__global const int *restrict tour, __global int *re
         pos[tour[p]] = p;
 }
 
-/* One round: every work-group runs the search on its segment of tour_in and writes the
- * segment to the same positions of tour_out; gain[g] is how much shorter segment g got.
- *   offset/segments: segment g holds positions offset + [g n / segments, (g + 1) n /
- *                segments) (mod n): lengths differ by one at most
- *   replicas:    1: every work-group (segments of them) holds the whole tour, cut at
- *                offset + g n / segments, and writes its own tour at tour_out + g n
- *                (small instances: independent searches, the host keeps the best)
+/* Cells that are runs of the tour (instances without coordinates): cell g holds keys
+ * [first[g], first[g + 1]), key i being position offset + i (mod n). */
+__kernel void pils_tour_cells(__global const int *restrict tour, const int n, const int offset,
+                              __global const int *restrict first, const int cells,
+                              __global int *restrict members, __global int *restrict cell_of)
+{
+    for (int i = get_global_id(0); i < n; i += get_global_size(0)) {
+        int g = (int)((long)i * cells / n);
+        while (g + 1 < cells && first[g + 1] <= i)
+            g++;
+        while (first[g] > i)
+            g--;
+        const int p = offset + i, c = tour[p >= n ? p - n : p];
+        members[i] = c;
+        cell_of[c] = g;
+    }
+}
+
+/* One round: every work-group runs the search on its cell of tour_in.
+ *   members/first: cell g's cities are members[first[g] .. first[g + 1]); cell_of[c] is
+ *                c's cell.  A key is a position relative to `offset` (key = position -
+ *                offset mod n): pieces are runs of consecutive keys, so the tour's
+ *                edge from key n - 1 to key 0 is never changed this round
+ *   replicas:    1: every work-group holds cell 0, the whole tour, cut at key g n /
+ *                groups, and writes its own tour at tour_out + g n (small instances:
+ *                independent searches, the host keeps the best)
+ *   else:        the cell's cities in their new order go to staging[first[g] ..] with,
+ *                for each, its piece's first key (base) and its index in the piece;
+ *                delta[first key of a piece] = its new length minus its old one
+ *                (pils_place lays the tour out from these)
  *   cand/cand_m: the candidate lists (the first M of cand_m per city are used)
- *   pos_in:      positions in tour_in, which place each candidate in a segment or not
- *   descend:     1: first a local search from every city of the segment, to a local
- *                optimum of the segment's moves (verified: a pass that finds nothing)
- *   kicks/window: segment swaps per work-group (one more in the first `extra`
- *                groups), spanning at most `window` positions
- *   seed, round: the draws are Philox(seed; round, segment, kick). */
+ *   pos_in:      positions in tour_in; local_of: scratch, n ints
+ *   descend:     1: first a local search from every city of the cell, to a local
+ *                optimum of its moves (verified: a pass that finds nothing)
+ *   kicks/window/walk: kicks per work-group (one more in the first `extra` groups), as
+ *                kick_move draws them
+ *   seed, round: the draws are Philox(seed; round, group, kick).
+ * gain[g] is how much shorter cell g's pieces (replicas: tour g) got. */
 __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const int cand_m,
-                         __global const int *restrict tour_in, __global const int *restrict pos_in,
+                         __global const int *restrict pos_in,
+                         __global const int *restrict members, __global const int *restrict first,
+                         __global const int *restrict cell_of, __global int *restrict local_of,
+                         __global int *restrict staging, __global int *restrict staging_base,
+                         __global int *restrict staging_index, __global int *restrict delta,
                          __global int *restrict tour_out, __global long *restrict gain,
                          const uint seed_lo, const uint seed_hi, const uint round,
-                         const int offset, const int segments, const int replicas,
+                         const int offset, const int groups, const int replicas,
                          const int descend, const int kicks, const int extra,
-                         const int window)
+                         const int window, const int walk)
 {
-    __local int city[L_MAX];
+    __local int city[L_MAX], key[L_MAX];
 #if LOCAL_XY
     __local double2 xy[L_MAX];
 #endif
-    __local ushort path[L_MAX], at[L_MAX], saved[L_MAX], lcand[L_MAX * M], queue[QCAP];
+    __local ushort path[L_MAX], at[L_MAX], saved[L_MAX], piece[L_MAX], saved_piece[L_MAX],
+        old_len[L_MAX], lcand[L_MAX * M], queue[QCAP];
     __local uchar queued[L_MAX];
-    __local int keep[QCAP], shared[2 + 2 * MAX_REV];
+    __local int keep[QCAP], shared[SHARED_INTS];
     __local long gains[WG];
     __local uint codes[WG];
 
     const int lid = get_local_id(0), g = get_group_id(0);
-    const int first = (int)((long)g * n / segments);
-    const int len = replicas ? n : (int)((long)(g + 1) * n / segments) - first;
-    __global int *restrict out = tour_out + (replicas ? (long)g * n : 0);
+    const int cell = replicas ? 0 : g, base = first[cell];
+    const int len = first[cell + 1] - base;
+    int cut = offset + (replicas ? (int)((long)g * n / groups) : 0);
+    cut = cut >= n ? cut - n : cut;
     const int my_kicks = kicks + (g < extra);
-    int start = offset + first;
-    start = start >= n ? start - n : start;
+
+    /* the cell's cities in key order: key[i] of member i, its rank is its local index */
     for (int i = lid; i < len; i += WG) {
-        const int p = start + i, c = tour_in[p >= n ? p - n : p];
-        city[i] = c;
+        const int k = pos_in[members[base + i]] - cut;
+        key[i] = k < 0 ? k + n : k;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = lid; i < len; i += WG) {
+        int rank = 0;
+        for (int j = 0; j < len; j++)
+            rank += key[j] < key[i];
+        city[rank] = members[base + i];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = lid; i < len; i += WG) {
+        const int c = city[i], k = pos_in[c] - cut;
+        key[i] = k < 0 ? k + n : k;
 #if LOCAL_XY
         xy[i] = (double2)(g_coords[2 * c], g_coords[2 * c + 1]);
 #endif
+        if (!replicas)
+            local_of[c] = i;
         path[i] = (ushort)i;
         at[i] = (ushort)i;
         queued[i] = 0;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    /* pieces: runs of consecutive keys; piece j's first key goes to key[j] (j <= i, so
+     * no key is overwritten before it is read), its length to old_len[j] */
+    if (lid == 0) {
+        int pieces = 0, prev = -2;
+        for (int i = 0; i < len; i++) {
+            const int k = key[i];
+            if (k != prev + 1) {
+                key[pieces] = k;
+                old_len[pieces++] = 0;
+            }
+            piece[i] = (ushort)(pieces - 1);
+            old_len[pieces - 1]++;
+            prev = k;
+        }
+        shared[0] = 0;
+    }
     for (int t = lid; t < len * M; t += WG) {
         const int d = cand[(long)city[t / M] * cand_m + t % M];
-        int rel = pos_in[d] - start;
-        rel = rel < 0 ? rel + n : rel;
-        lcand[t] = rel < len ? (ushort)rel : (ushort)NONE;
+        int index = NONE;
+        if (replicas) {
+            const int k = pos_in[d] - cut;
+            index = k < 0 ? k + n : k;
+        } else if (cell_of[d] == cell) {
+            index = local_of[d];
+        }
+        lcand[t] = (ushort)index;
     }
-    if (lid == 0)
-        shared[0] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* One loop, one call of path_search, and no barrier under a condition (PoCL builds
      * every call site's barriers separately and wants them unconditional): first, with
-     * `descend`, passes over the segment in chunks of QCAP cities until a whole pass
-     * finds nothing; then `kicks` kicks.  span >= 3 as len >= 8 and window >= 3. */
-    const rng_key_t key = {seed_lo, seed_hi};
-    const int span = min(window, len - 2);
+     * `descend`, passes over the cell in chunks of QCAP cities until a whole pass
+     * finds nothing; then `kicks` kicks. */
+    const rng_key_t rkey = {seed_lo, seed_hi};
     long total = 0, pass = 0;
     int from = descend ? 0 : len, kick = 0;
     while (len >= 8) {
@@ -461,44 +628,134 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const i
             for (int x = from; x < min(len, from + QCAP); x++)
                 queue_push(queue, queued, &shared[0], x);
         from += kicking ? 0 : QCAP;
-        for (int i = lid; i < (kicking ? len : 0); i += WG)
+        for (int i = lid; i < (kicking ? len : 0); i += WG) {
             saved[i] = path[i];
-        /* the kick: B = [b, c - 1], C = [c, d - 1], 1 <= b < c < d <= len - 1, B C -> C B;
-         * the same draws in every work-item */
-        const uint4 r = rng_block(key, round, (uint)g, (uint)kick);
-        const int s = 2 + (int)rng_below(r.x, (uint)(span - 1));
-        const int b = 1 + (int)rng_below(r.y, (uint)(len - 1 - s));
-        const int c = b + 1 + (int)rng_below(r.z, (uint)(s - 1)), d = b + s;
-        const long cost = SD(path[b - 1], path[c]) + SD(path[d - 1], path[b])
-            + SD(path[c - 1], path[d]) - SD(path[b - 1], path[b])
-            - SD(path[c - 1], path[c]) - SD(path[d - 1], path[d]);
+            saved_piece[i] = piece[i];
+        }
+        long cost = 0;
+        int lo[3], hi[3], where[3] = {0, -1, NONE};
+        const int count = kicking ? kick_move(DIST_ARGS, SEG_PASS, rkey, round, (uint)g,
+                                              (uint)kick, path, at, piece, lcand, len, window,
+                                              walk, &cost, lo, hi, where) : 0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        const int lo[3] = {b, b, b + d - c}, hi[3] = {d - 1, b + d - c - 1, d - 1};
-        path_apply(path, at, kicking ? 3 : 0, lo, hi);
-        if (kicking && lid == 0)
-            queue_ends(path, len, queue, queued, &shared[0], 3, lo, hi);
-        const long found = path_search(DIST_ARGS, SEG_PASS, path, at, len, lcand, queue,
+        path_apply(path, at, piece, count, lo, hi, where);
+        if (lid == 0)
+            queue_ends(path, len, queue, queued, &shared[0], count, lo, hi);
+        const long found = path_search(DIST_ARGS, SEG_PASS, path, at, piece, len, lcand, queue,
                                        queued, keep, shared, gains, codes);
         const int undo = kicking && found < cost;    /* the kick made it longer */
         for (int i = lid; i < (undo ? len : 0); i += WG) {
             path[i] = saved[i];
             at[saved[i]] = (ushort)i;
+            piece[i] = saved_piece[i];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         pass += kicking ? 0 : found;
         total += !kicking ? found : undo ? 0 : found - cost;
         kick += kicking;
     }
+
+    /* each position's run start in saved[], the pieces' growth in delta (one work-item;
+     * no barrier under a condition, for PoCL), then the tour or the staging */
+    if (lid == 0 && !replicas) {
+        int start = 0;
+        for (int i = 0; i < len; i++) {
+            if (i > 0 && piece[path[i]] != piece[path[i - 1]]) {
+                const int j = piece[path[i - 1]];
+                delta[key[j]] = (i - start) - old_len[j];
+                start = i;
+            }
+            saved[i] = (ushort)start;
+        }
+        const int j = piece[path[len - 1]];
+        delta[key[j]] = (len - start) - old_len[j];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __global int *restrict out = tour_out + (long)g * n;
     for (int i = lid; i < len; i += WG) {
-        const int p = start + i;
-        out[p >= n ? p - n : p] = city[path[i]];
+        if (replicas) {
+            out[i] = city[path[i]];
+        } else {
+            staging[base + i] = city[path[i]];
+            staging_base[base + i] = key[piece[path[i]]];
+            staging_index[base + i] = i - saved[i];
+        }
     }
     if (lid == 0)
         gain[g] = total;
 }
 
-/* The round's result (one work-group): total[0] = the gain of the round.  Segments:
- * the sum of gain[0 .. count); replicas: the largest gain[g] (ties to the smallest g),
+/* Exclusive prefix sums of delta (n ints) into shift, in chunks of SCAN_CHUNK: the
+ * chunks' sums (pils_scan_sums, a work-group each), their prefix (pils_scan_chunks,
+ * one work-item), then each chunk's own (pils_scan_apply, a work-group each). */
+#define SCAN_CHUNK 4096
+__kernel void pils_scan_sums(__global const int *restrict delta, const int n,
+                             __global int *restrict sums, __local long *scratch)
+{
+    const int from = get_group_id(0) * SCAN_CHUNK, to = min(n, from + SCAN_CHUNK);
+    long s = 0;
+    for (int i = from + get_local_id(0); i < to; i += get_local_size(0))
+        s += delta[i];
+    s = group_sum_long(scratch, s);
+    if (get_local_id(0) == 0)
+        sums[get_group_id(0)] = (int)s;
+}
+
+__kernel void pils_scan_chunks(__global int *restrict sums, const int chunks)
+{
+    int s = 0;
+    for (int c = 0; c < chunks; c++) {
+        const int v = sums[c];
+        sums[c] = s;
+        s += v;
+    }
+}
+
+/* Each work-item scans SCAN_CHUNK / (its group's size) consecutive entries. */
+__kernel void pils_scan_apply(__global const int *restrict delta, const int n,
+                              __global const int *restrict sums, __global int *restrict shift,
+                              __local int *part)
+{
+    const int lid = get_local_id(0), size = get_local_size(0), each = SCAN_CHUNK / size;
+    const int from = get_group_id(0) * SCAN_CHUNK + lid * each, to = min(n, from + each);
+    int s = 0;
+    for (int i = from; i < to; i++)
+        s += delta[i];
+    part[lid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        int run = sums[get_group_id(0)];
+        for (int t = 0; t < size; t++) {
+            const int v = part[t];
+            part[t] = run;
+            run += v;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    s = part[lid];
+    for (int i = from; i < to; i++) {
+        shift[i] = s;
+        s += delta[i];
+    }
+}
+
+/* The new tour: each staged city at its piece's first key, shifted by the growth of the
+ * pieces before it, plus its index in the piece (keys back to positions by offset). */
+__kernel void pils_place(__global const int *restrict staging,
+                         __global const int *restrict staging_base,
+                         __global const int *restrict staging_index,
+                         __global const int *restrict shift, const int n, const int offset,
+                         __global int *restrict tour_out)
+{
+    for (int i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const int b = staging_base[i];
+        const int p = b + shift[b] + staging_index[i] + offset;
+        tour_out[p >= n ? p - n : p] = staging[i];
+    }
+}
+
+/* The round's result (one work-group): total[0] = the gain of the round.  Cells: the
+ * sum of gain[0 .. count); replicas: the largest gain[g] (ties to the smallest g),
  * whose tour (at tours + g n) the group copies to `tour`. */
 __kernel void pils_round_gain(__global const long *restrict gain, const int count,
                               const int replicas, __global const int *restrict tours,

@@ -1,12 +1,16 @@
 """The segment-parallel ILS (kernels_cl/pils.cl, tspcl/solvers/pils.py) against host checks.
 
-The segment search is checked by brute force on the host: every 2-opt and Or-opt move of
-a segment's path (both ends fixed) that makes a candidate edge is enumerated directly
-from the definition, and none may improve after a descent.  Rounds keep the tour a
-permutation, never move a segment's end cities, and report exact gains; runs reproduce.
+A round runs through the solver's own DeviceCells on a tour the test gives.  The cells'
+search is checked by brute force on the host: every 2-opt move inside a piece and every
+Or-opt move of a chain inside a piece into an edge inside a piece of the same cell that
+makes a candidate edge is enumerated directly from the definition, and none may improve
+after a descent.  Rounds keep the tour a permutation, keep every edge between two cells
+(so the ends of every piece), and report exact gains; runs reproduce.
 """
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -17,12 +21,9 @@ from tspcl.instance import Instance
 from tspcl.neighbors import build_candidates
 from tspcl.run import solve
 from tspcl.solvers import get_solver
-from tspcl.solvers.pils import SegmentIlsParams, longest_segment
+from tspcl.solvers.pils import DeviceCells, SegmentIlsParams, kd_cells
 
-M = 8
-LISTS = SegmentIlsParams().candidates()   # the solver's lists; the segments read their first M
-WG, QCAP, MAX_MOVES, LK_DEPTH = 64, 32, 256, 6
-SEGMENT = 64     # cities per segment in the kernel tests
+CELL = 64     # cities per cell in the kernel tests
 
 
 def _uniform(n: int, seed: int) -> Instance:
@@ -30,42 +31,76 @@ def _uniform(n: int, seed: int) -> Instance:
     return Instance(name=f"u{n}", kind="TSP", weight_type="EUC_2D", coords=pts)
 
 
-def _round(rt, inst,  # noqa: F811
-            order, offset, descend, kicks, seed=1, round_no=0, window=50):
-    """One pils_round launch on `order` (segments of at most SEGMENT cities, `kicks` in
-    all); returns the new order, the per-segment gains and the candidate lists."""
-    d = DeviceInstance(rt, inst)
-    cand = build_candidates(d, LISTS)
-    # the solver's build (the longest segment local memory holds): one PoCL compile
-    k = d.kernel("pils", "pils_round", M=M, L_MAX=longest_segment(M, rt.limits.local_mem, True),
-                 WG=WG, QCAP=QCAP, LOCAL_XY=1, MAX_MOVES=MAX_MOVES, LK_DEPTH=LK_DEPTH)
-    n = inst.n
-    order = np.asarray(order, np.int32)
-    pos = np.empty(n, np.int32)
-    pos[order] = np.arange(n, dtype=np.int32)
-    segments = -(-n // SEGMENT)
-    assert -(-n // segments) <= SEGMENT
-    out, gains = rt.empty(4 * n), rt.empty(8 * segments)
-    k(rt.queue, (segments * WG,), (WG,), *d.dist_args, cand.cities, np.int32(cand.m),
-      rt.to_device(order), rt.to_device(pos), out, gains, np.uint32(seed), np.uint32(0),
-      np.uint32(round_no), np.int32(offset), np.int32(segments), np.int32(0),
-      np.int32(descend), np.int32(kicks // segments), np.int32(kicks % segments),
-      np.int32(window))
-    lists = cand.host(rt)[0][:, :M]
-    return rt.read(out, np.int32, n), rt.read(gains, np.int64, segments), lists
+def _matrix(n: int, seed: int) -> Instance:
+    pts = np.random.default_rng(seed).integers(0, 1000, size=(n, 2))
+    d = np.rint(np.hypot(*(pts[:, None, :] - pts[None, :, :]).transpose(2, 0, 1))).astype(np.int64)
+    return Instance(name=f"m{n}", kind="TSP", weight_type="EXPLICIT", matrix=d)
 
 
-def _segments(n, offset):
-    """(first position, length) of each segment, positions taken mod n."""
-    count = -(-n // SEGMENT)
-    return [(offset + g * n // count, (g + 1) * n // count - g * n // count) for g in range(count)]
+class Rounds:
+    """The solver's DeviceCells on `inst`, driven one round at a time from a given tour."""
+
+    def __init__(self, rt, inst, seed=1, **params):  # noqa: F811
+        self.rt, self.inst, n = rt, inst, inst.n
+        self.params = SegmentIlsParams(cell=CELL, **params)
+        dinst = DeviceInstance(rt, inst)
+        self.cand = build_candidates(dinst, self.params.candidates())
+        ctx = SimpleNamespace(rt=rt, inst=inst, dinst=dinst, seed=seed,
+                              timed_span=lambda first, last: None)
+        self.search = SimpleNamespace(tour=rt.empty(4 * n), pos=rt.empty(4 * n))
+        self.cells = DeviceCells(ctx, self.cand, self.params, self.search)
+        self.m = min(self.params.m, self.cand.m)
+
+    def run(self, order, round_no, offset, descend, budget):
+        """One round from `order`; returns the new order, the gain, the kicks and the
+        round's cell of every city."""
+        n, rt = self.inst.n, self.rt
+        order = np.asarray(order, np.int32)
+        pos = np.empty(n, np.int32)
+        pos[order] = np.arange(n, dtype=np.int32)
+        rt.cl.enqueue_copy(rt.queue, self.search.tour, order)
+        rt.cl.enqueue_copy(rt.queue, self.search.pos, pos)
+        gain, kicks = self.cells.run_round(round_no, offset, descend, budget)
+        if self.cells.kd:
+            cell_of = rt.read(self.cells._partition(round_no)[2], np.int32, n)
+        else:
+            cell_of = rt.read(self.cells.cell_of, np.int32, n)
+        return rt.read(self.search.tour, np.int32, n), gain, kicks, cell_of
+
+    def lists(self):
+        return self.cand.host(self.rt)[0][:, :self.m]
 
 
-def _improving_moves(inst, path, lists):
-    """Every 2-opt and Or-opt move of `path` (ends fixed) that makes an edge (a, c) with
-    c in a's candidate list and c in the path, by brute force; yields (kind, gain)."""
-    inside = set(path)
-    cand = {a: {c for c in lists[a] if c in inside} for a in path}
+def _greedy(rt, inst):  # noqa: F811
+    """A start whose pieces are long: cells of a random tour hold single cities."""
+    spec = get_solver("greedy")
+    return solve(inst, spec, spec.params_type(), rt, seed=1).order
+
+
+def _edges(order):
+    return {frozenset((int(a), int(b))) for a, b in zip(order, np.roll(order, -1))}
+
+
+def _pieces(order, cell_of, offset):
+    """Each cell's pieces, in tour order from `offset`: maximal runs of one cell."""
+    n = len(order)
+    keyed = [int(order[(offset + i) % n]) for i in range(n)]
+    cells: dict[int, list[list[int]]] = {}
+    for i, c in enumerate(keyed):
+        if i and cell_of[keyed[i - 1]] == cell_of[c]:
+            cells[int(cell_of[c])][-1].append(c)
+        else:
+            cells.setdefault(int(cell_of[c]), []).append([c])
+    return cells
+
+
+def _improving_moves(inst, pieces, lists):
+    """Every 2-opt move inside a piece and Or-opt move of a chain of 1-3 cities inside a
+    piece (not its ends) into an edge inside any piece of the cell, that makes an edge
+    (a, c) with c in a's candidate list and in the cell, by brute force; yields (kind,
+    gain)."""
+    inside = {c for p in pieces for c in p}
+    cand = {a: {c for c in lists[a] if c in inside} for a in inside}
 
     def d(x, y):
         return int(inst.dist(x, y))
@@ -73,77 +108,96 @@ def _improving_moves(inst, path, lists):
     def is_cand(a, c):
         return c in cand[a] or a in cand[c]
 
-    L = len(path)
-    for i in range(L - 1):
-        for j in range(i + 2, L - 1):   # reverse [i + 1, j]
-            a, a1, c, c1 = path[i], path[i + 1], path[j], path[j + 1]
-            if is_cand(a, c) or is_cand(a1, c1):
-                g = d(a, a1) + d(c, c1) - d(a, c) - d(a1, c1)
-                if g > 0:
-                    yield "2opt", g
-    for s in (1, 2, 3):
-        for u in range(1, L - s):
-            v = u + s - 1
-            p, q, cu, cv = path[u - 1], path[v + 1], path[u], path[v]
-            for x in range(L - 1):
-                if u - 1 <= x <= v:
-                    continue
-                px, py = path[x], path[x + 1]
-                for e1, e2 in ((cu, cv), (cv, cu)):
-                    if py in cand[e2] or px in cand[e1]:
-                        g = d(p, cu) + d(cv, q) + d(px, py) - d(p, q) - d(px, e1) - d(e2, py)
-                        if g > 0:
-                            yield "oropt", g
+    for path in pieces:
+        L = len(path)
+        for i in range(L - 1):
+            for j in range(i + 2, L - 1):   # reverse [i + 1, j]
+                a, a1, c, c1 = path[i], path[i + 1], path[j], path[j + 1]
+                if is_cand(a, c) or is_cand(a1, c1):
+                    g = d(a, a1) + d(c, c1) - d(a, c) - d(a1, c1)
+                    if g > 0:
+                        yield "2opt", g
+    for source in pieces:
+        for s in (1, 2, 3):
+            for u in range(1, len(source) - s):
+                v = u + s - 1
+                p, q, cu, cv = source[u - 1], source[v + 1], source[u], source[v]
+                for target in pieces:
+                    for x in range(len(target) - 1):
+                        if target is source and u - 1 <= x <= v:
+                            continue
+                        px, py = target[x], target[x + 1]
+                        for e1, e2 in ((cu, cv), (cv, cu)):
+                            if py in cand[e2] or px in cand[e1]:
+                                g = (d(p, cu) + d(cv, q) + d(px, py) - d(p, q) - d(px, e1)
+                                     - d(e2, py))
+                                if g > 0:
+                                    yield "oropt", g
 
 
-@pytest.mark.parametrize("n, offset", [(200, 0), (173, 61)])
-def test_a_descent_leaves_no_improving_move_inside_a_segment(rt, n, offset):  # noqa: F811
+def test_kd_cells_partition_the_cities_into_small_cells():
+    pts = np.random.default_rng(4).random((5000, 2))
+    members, first, cell_of = kd_cells(pts, 300, np.random.default_rng(5))
+    assert sorted(members.tolist()) == list(range(5000))
+    assert first[0] == 0 and first[-1] == 5000 and (np.diff(first) <= 300).all()
+    for g in range(len(first) - 1):
+        assert (cell_of[members[first[g]:first[g + 1]]] == g).all()
+    other = kd_cells(pts, 300, np.random.default_rng(6))[2]
+    assert not np.array_equal(cell_of, other), "another draw put the borders in the same places"
+
+
+@pytest.mark.parametrize("n, offset", [(400, 0), (373, 61)])
+def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset):  # noqa: F811
     inst = _uniform(n, n)
-    start = np.random.default_rng(7).permutation(n)
-    out, gains, lists = _round(rt, inst, start, offset, descend=1, kicks=0)
+    rounds = Rounds(rt, inst)
+    start = _greedy(rt, inst)
+    out, gain, _, cell_of = rounds.run(start, 0, offset, True, 0)
     assert sorted(out.tolist()) == list(range(n))
-    assert inst.tour_length(start) - inst.tour_length(out) == gains.sum()
-    for first, length in _segments(n, offset):
-        if length < 8:
+    assert inst.tour_length(start) - inst.tour_length(out) == gain > 0
+    lists = rounds.lists()
+    before = _pieces(start, cell_of, offset)
+    for cell, pieces in _pieces(out, cell_of, offset).items():
+        if sum(map(len, pieces)) < 8:
             continue
-        path = [int(out[(first + i) % n]) for i in range(length)]
-        found = list(_improving_moves(inst, path, lists))
-        assert not found, f"segment at {first}: improving moves left {found[:3]}"
+        found = list(_improving_moves(inst, pieces, lists))
+        assert not found, f"cell {cell}: improving moves left {found[:3]}"
+        assert len(pieces) <= len(before[cell])
 
 
-def test_rounds_keep_a_permutation_fixed_ends_and_exact_gains(rt):  # noqa: F811
+@pytest.mark.parametrize("make, cells", [(_uniform, "kd"), (_matrix, "tour")])
+def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, make, cells):  # noqa: F811
     n = 300
-    inst = _uniform(n, 3)
-    order = np.random.default_rng(3).permutation(n)
+    inst = make(n, 3)
+    rounds = Rounds(rt, inst, cells=cells)
+    assert rounds.cells.kd == (cells == "kd")
+    order = _greedy(rt, inst)
     for round_no, offset in enumerate((0, 37, 250)):
-        out, gains, _ = _round(rt, inst, order, offset, descend=round_no == 0, kicks=101,
-                               round_no=round_no)
+        out, gain, kicks, cell_of = rounds.run(order, round_no, offset, round_no == 0, 10_000)
         assert sorted(out.tolist()) == list(range(n))
-        for first, length in _segments(n, offset):
-            for end in (first, first + length - 1):
-                assert out[end % n] == order[end % n], "a segment's end city moved"
-        assert (gains >= 0).all()
-        assert inst.tour_length(order) - inst.tour_length(out) == gains.sum()
+        crossing = {e for e in _edges(order) if len({int(cell_of[c]) for c in e}) == 2}
+        assert crossing <= _edges(out), "an edge between two cells changed"
+        assert gain >= 0 and kicks == (len(set(cell_of.tolist())) * rounds.params.round_kicks)
+        assert inst.tour_length(order) - inst.tour_length(out) == gain
         order = out
 
 
 def test_kicks_improve_a_local_optimum_and_reproduce(rt):  # noqa: F811
     n = 256
     inst = _uniform(n, 5)
-    start = np.random.default_rng(5).permutation(n)
-    optimum, _, _ = _round(rt, inst, start, 0, descend=1, kicks=0)
-    a, gains_a, _ = _round(rt, inst, optimum, 0, descend=0, kicks=800, seed=11)
-    b, gains_b, _ = _round(rt, inst, optimum, 0, descend=0, kicks=800, seed=11)
-    c, _, _ = _round(rt, inst, optimum, 0, descend=0, kicks=800, seed=12)
-    assert np.array_equal(a, b) and np.array_equal(gains_a, gains_b)
-    assert gains_a.sum() > 0, "200 kicks a segment found nothing below a 2-opt/Or-opt optimum"
-    assert not np.array_equal(a, c), "another seed drew the same kicks"
+    optimum = Rounds(rt, inst).run(_greedy(rt, inst), 0, 0, True, 0)[0]
+    a = Rounds(rt, inst, seed=11).run(optimum, 1, 0, False, 800)
+    b = Rounds(rt, inst, seed=11).run(optimum, 1, 0, False, 800)
+    c = Rounds(rt, inst, seed=12).run(optimum, 1, 0, False, 800)
+    assert np.array_equal(a[0], b[0]) and a[1] == b[1]
+    assert a[1] > 0, "800 kicks found nothing below a descent's local optimum"
+    assert not np.array_equal(a[0], c[0]), "another seed drew the same kicks"
 
 
-def test_the_solver_gives_a_reproducible_exact_tour(rt):  # noqa: F811
+@pytest.mark.parametrize("kick", ["walk", "window"])
+def test_the_solver_gives_a_reproducible_exact_tour(rt, kick):  # noqa: F811
     inst = _uniform(512, 9)
     spec = get_solver("pils")
-    params = spec.params_from({"segment": str(SEGMENT), "round_kicks": "8"})
+    params = spec.params_from({"cell": str(CELL), "round_kicks": "8", "kick": kick})
     first = solve(inst, spec, params, rt, seed=4, iterations=2 * 512)
     again = solve(inst, spec, params, rt, seed=4, iterations=2 * 512)
     assert sorted(first.order.tolist()) == list(range(512))
@@ -163,9 +217,9 @@ def test_replicas_search_the_whole_tour_and_the_best_one_is_kept(rt):  # noqa: F
     assert sorted(res.order.tolist()) == list(range(60))
     assert res.length == inst.tour_length(res.order)
     assert np.array_equal(res.order, again.order) and res.iterations == 3000
-    # every city is inside each replica's one segment, and the lk polish after the last
-    # round leaves no 2-opt or Or-opt move either: some cut of the tour has none left
-    lists = build_candidates(DeviceInstance(rt, inst), LISTS).host(rt)[0]
+    # the whole tour is one cell, and the lk polish after the last round leaves no 2-opt
+    # or Or-opt move either: some cut of the tour has none left
+    lists = build_candidates(DeviceInstance(rt, inst), SegmentIlsParams().candidates()).host(rt)[0]
     path = [int(c) for c in res.order]
-    assert any(not any(True for _ in _improving_moves(inst, path[r:] + path[:r], lists[:, :M]))
+    assert any(not any(True for _ in _improving_moves(inst, [path[r:] + path[:r]], lists[:, :8]))
                for r in range(60))

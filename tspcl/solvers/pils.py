@@ -1,15 +1,18 @@
 """Segment-parallel iterated local search (`pils`): thousands of kicks at once.
 
-The tour is cut into segments of consecutive cities; one work-group per segment runs a
-whole iterated local search on it in local memory (kernels_cl/pils.cl: 2-opt, Or-opt and
-Lin-Kernighan chains over the candidate lists, segment-swap kicks, a kicked path kept
-when it is no longer), all segments at once, with no host round trip per kick; an
-instance that fits one work-group runs as replicas of the whole tour instead.  A round is one such launch;
-each round draws new boundaries (an offset), so every edge is inside some segment, and
-every `polish_every` rounds the whole-tour local search (kernels_cl/localsearch.cl,
-`polish` moves, every city queued) takes the moves between segments.  The host reads 8
-bytes a round (the round's gain) and the tour only when it publishes a better one
-(SolveContext.publish_due) and at the end.
+Every round partitions the cities into cells (k-d cells of the plane, or runs of the
+tour where there are no coordinates); one work-group per cell runs a whole iterated
+local search on the pieces of the tour inside it, in local memory (kernels_cl/pils.cl:
+2-opt, Or-opt between pieces and Lin-Kernighan chains over the candidate lists, chains
+moved next to a city a random walk finds as kicks, a kicked cell kept when it is no
+longer), all cells at once, with no host round trip per kick.  Every move keeps the
+ends of every piece, so the improvements of all cells are kept together; pils_place
+lays the tour out again.  An instance that fits one cell runs as replicas of the whole
+tour instead.  Each round takes the next of PARTITIONS k-d partitions (and a new cut of
+the tour), so borders move, and every `polish_every` rounds the whole-tour local search
+(kernels_cl/localsearch.cl, `polish` moves, every city queued) takes the moves across
+cells.  The host reads 8 bytes a round (the round's gain) and the tour only when it
+publishes a better one (SolveContext.publish_due) and at the end.
 """
 
 from __future__ import annotations
@@ -28,10 +31,15 @@ from .localsearch import (OPERATORS, S_CUR_LEN, S_DONE, DeviceSearch, LocalSearc
                           kick_budget, reversal_problem)
 from .localsearch import _memory as local_search_memory
 
-WORK_GROUP = 64         # work-items per segment
-QUEUE_SLOTS = 32        # cities a segment's local search evaluates at once (pils.cl QCAP)
-MAX_MOVES = 256         # moves one segment search applies at most (pils.cl MAX_MOVES)
-MIN_SEGMENT = 16        # the smallest segment worth a work-group
+WORK_GROUP = 64         # work-items per cell
+QUEUE_SLOTS = 32        # cities a cell's local search evaluates at once (pils.cl QCAP)
+MAX_MOVES = 256         # moves one cell's search applies at most (pils.cl MAX_MOVES)
+KICKS = ("walk", "window")
+CELLS = ("auto", "kd", "tour")
+MIN_CELL = 16           # the smallest cell worth a work-group
+PARTITIONS = 8          # k-d partitions drawn and kept, used in turn
+SCAN_CHUNK = 4096       # pils.cl SCAN_CHUNK
+SCAN_WG = 256           # work-items of the scan kernels (divides SCAN_CHUNK)
 REPLICAS_PER_UNIT = 4   # small instances: replicas of the whole tour per compute unit
 AUTO_KICKS_PER_CITY = 100  # kicks=auto without a time limit
 POLISH_BATCH = 16       # local-search steps between two status reads while polishing
@@ -40,19 +48,25 @@ REPLICA_TOURS = 1024    # replicas' tours the memory plan allows for (4 per unit
 
 @dataclass(frozen=True)
 class SegmentIlsParams:
-    """kicks: segment swaps in all, a count or a multiple of n ('100n'), or 'auto': until
-    the time limit, or 100n without one; segment: cities per segment (0: as many as
-    local memory holds); round_kicks: kicks per segment per round; window: positions a
-    kick spans at most; depth: 2-opt steps of the segments' Lin-Kernighan chains (0:
-    2-opt and Or-opt only); m: candidates per city in the segments' search; neighbors:
+    """kicks: kicks in all, a count or a multiple of n ('100n'), or 'auto': until the
+    time limit, or 100n without one; cells: kd (k-d cells of the coordinates), tour
+    (runs of the tour) or auto (kd where there are coordinates); cell: cities per cell
+    at most (0: as many as local memory holds); round_kicks: kicks per cell per round;
+    kick: a chain of at most `window` cities moved next to a city found by a random
+    walk of `walk` steps over the candidates (walk, linkern's kick) or at most `window`
+    positions away (window); depth: 2-opt steps of the cells' Lin-Kernighan chains (0:
+    2-opt and Or-opt only); m: candidates per city in the cells' search; neighbors:
     quadrant or knn; polish: the whole-tour local search between rounds (2opt, oropt,
     2opt+oropt, 3opt, lk, or none), every `polish_every` rounds, over `polish_m`
     candidates."""
 
     kicks: str = "auto"
-    segment: int = 0
+    cells: str = "auto"
+    cell: int = 0
     round_kicks: int = 64
+    kick: str = "walk"
     window: int = 50
+    walk: int = 10
     depth: int = 6
     m: int = 8
     neighbors: str = "quadrant"
@@ -63,10 +77,15 @@ class SegmentIlsParams:
     def __post_init__(self):
         if self.kicks != "auto":
             kick_budget(self.kicks, 1)
-        if self.segment:
-            check_count("segment", self.segment, MIN_SEGMENT, 65535, note=", or 0 for auto")
+        if self.cells not in CELLS:
+            raise UsageError(f"cells must be one of {', '.join(CELLS)} (got {self.cells!r})")
+        if self.cell:
+            check_count("cell", self.cell, MIN_CELL, 65535, note=", or 0 for auto")
         check_count("round_kicks", self.round_kicks, 1, 1 << 20)
+        if self.kick not in KICKS:
+            raise UsageError(f"kick must be one of {', '.join(KICKS)} (got {self.kick!r})")
         check_count("window", self.window, 3, 65535)
+        check_count("walk", self.walk, 1, 1000)
         check_count("depth", self.depth, 0, 16)
         check_count("m", self.m, 1, 16)
         check_count("polish_m", self.polish_m, 1, 50)
@@ -83,7 +102,7 @@ class SegmentIlsParams:
         return MAX_COUNT if time_limited else min(AUTO_KICKS_PER_CITY * n, MAX_COUNT)
 
     def candidates(self) -> CandidateParams:
-        """One candidate list serves both searches (the segments read its first m)."""
+        """One candidate list serves both searches (the cells read its first m)."""
         k = max(self.m, self.polish_m)
         return CandidateParams(self.neighbors, -(-k // 4) * 4 if self.neighbors == "quadrant" else k)
 
@@ -94,11 +113,11 @@ class SegmentIlsParams:
 
 def local_bytes(length: int, m: int, local_xy: bool) -> int:
     """Local memory of one pils_round work-group (pils.cl's arrays)."""
-    per_city = 4 + (16 if local_xy else 0) + 3 * 2 + 2 * m + 1
-    return length * per_city + QUEUE_SLOTS * 6 + 8 * 4 + WORK_GROUP * 12
+    per_city = 8 + (16 if local_xy else 0) + 6 * 2 + 2 * m + 1
+    return length * per_city + QUEUE_SLOTS * 6 + 4 * (5 + 2 * 16) + WORK_GROUP * 12
 
 
-def longest_segment(m: int, local_mem: int, local_xy: bool) -> int:
+def longest_cell(m: int, local_mem: int, local_xy: bool) -> int:
     """The most cities one work-group's local memory holds (a multiple of 32): the
     kernels are built for it whatever the instance, so one build serves them all."""
     fits = 32
@@ -107,68 +126,138 @@ def longest_segment(m: int, local_mem: int, local_xy: bool) -> int:
     return fits
 
 
-def segment_count(p: SegmentIlsParams, n: int, fits: int) -> int:
-    """How many segments the tour is cut into: segments of the asked length, or as long
-    as local memory holds (`fits` cities; docs/notebook/pils.md: 1024 beat 128-162 on
-    d18512 and pla85900), never shorter than MIN_SEGMENT.  1: the whole tour fits one
-    work-group (replicas)."""
-    if n <= fits and (not p.segment or p.segment >= n):
-        return 1
-    return max(2, min(-(-n // min(p.segment or fits, fits)), n // MIN_SEGMENT))
+def cell_size(p: SegmentIlsParams, fits: int) -> int:
+    """Cities per cell at most: as asked, or as many as local memory holds (`fits`)."""
+    return min(p.cell or fits, fits)
 
 
-class DeviceSegments:
-    """The device side of the rounds: the kernels, the next tour(s) and the gains.
+def kd_cells(points: np.ndarray, size: int, rng: np.random.Generator):
+    """A k-d partition of the points into cells of at most `size`: each cell is split
+    across its wider side at a random fraction (0.4-0.6) of its cities, so partitions
+    drawn one after the other put their borders in other places.  Returns (members,
+    first, cell_of): cell g's cities are members[first[g]:first[g + 1]]."""
+    n = len(points)
+    members = np.arange(n, dtype=np.int32)
+    pending, ranges = [(0, n)], []
+    while pending:
+        lo, hi = pending.pop()
+        if hi - lo <= size:
+            ranges.append(lo)
+            continue
+        part = points[members[lo:hi]]
+        axis = int(np.argmax(part.max(axis=0) - part.min(axis=0)))
+        k = int((hi - lo) * rng.uniform(0.4, 0.6))
+        members[lo:hi] = members[lo:hi][np.argpartition(part[:, axis], k, kind="introselect")]
+        pending += [(lo, lo + k), (lo + k, hi)]
+    first = np.array(sorted(ranges) + [n], dtype=np.int32)
+    cell_of = np.empty(n, dtype=np.int32)
+    cell_of[members] = np.repeat(np.arange(len(first) - 1, dtype=np.int32), np.diff(first))
+    return members, first, cell_of
 
-    Segments: the tour is cut into `groups` segments, one work-group each.  Replicas
-    (the whole tour fits one work-group): `groups` work-groups each search the whole
-    tour from its own cut and draws, and the best of them is the round's tour."""
+
+class DeviceCells:
+    """The device side of the rounds: the partitions, the kernels and the next tour(s).
+
+    Cells: each round one work-group searches each cell of a partition (k-d cells drawn
+    on the host, PARTITIONS of them in turn, or runs of the tour), and pils_place lays
+    the tour out again.  Replicas (the whole tour fits one cell): `groups` work-groups
+    each search the whole tour from its own cut and draws, and the best of them is the
+    round's tour."""
 
     def __init__(self, ctx: SolveContext, cand, p: SegmentIlsParams, search: DeviceSearch):
         rt, inst = ctx.rt, ctx.inst
         n = inst.n
         local_xy = inst.has_coords and COORD_DIMS.get(inst.weight_type) == 2 and inst.weight_type != "GEO"
-        units = rt.limits.compute_units
         m = min(p.m, cand.m)
-        fits = longest_segment(m, rt.limits.local_mem, local_xy)
-        segments = segment_count(p, n, fits)
-        self.replicas = segments == 1
-        self.groups = min(REPLICAS_PER_UNIT * units, REPLICA_TOURS) if self.replicas else segments
+        fits = longest_cell(m, rt.limits.local_mem, local_xy)
+        size = cell_size(p, fits)
+        self.replicas = n <= size
+        self.kd = p.cells == "kd" or (p.cells == "auto" and inst.has_coords)
         defines = {"M": m, "L_MAX": fits, "WG": WORK_GROUP, "QCAP": QUEUE_SLOTS,
                    "LOCAL_XY": int(local_xy), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
-        self.round_k = ctx.dinst.kernel("pils", "pils_round", **defines)
-        self.positions_k = ctx.dinst.kernel("pils", "pils_positions", **defines)
-        self.gain_k = ctx.dinst.kernel("pils", "pils_round_gain", **defines)
+        kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
+        self.round_k, self.positions_k, self.gain_k = (
+            kernel("pils_round"), kernel("pils_positions"), kernel("pils_round_gain"))
+        self.tour_cells_k, self.place_k = kernel("pils_tour_cells"), kernel("pils_place")
+        self.scan_k = [kernel("pils_scan_sums"), kernel("pils_scan_chunks"), kernel("pils_scan_apply")]
         self.gain_wg = rt.work_group_size(self.gain_k, 256)
         self.ctx, self.rt, self.n, self.cand, self.p, self.search = ctx, rt, n, cand, p, search
+        self.size = size
+        self.points = inst.coords[:, :COORD_DIMS.get(inst.weight_type, 2)] if self.kd else None
+        self.draws = np.random.default_rng([ctx.seed, 0x63656C6C])   # "cell": the partitions
+        self.partitions: list = []
+        if self.replicas:
+            self.groups = min(REPLICAS_PER_UNIT * rt.limits.compute_units, REPLICA_TOURS)
+            self.members, self.first = rt.to_device(np.arange(n, dtype=np.int32)), \
+                rt.to_device(np.array([0, n], np.int32))
+            self.cell_of = rt.to_device(np.zeros(n, np.int32))
+        elif not self.kd:
+            self.groups = -(-n // size)
+            first = (np.arange(self.groups + 1, dtype=np.int64) * n // self.groups).astype(np.int32)
+            self.first, self.members, self.cell_of = rt.to_device(first), rt.empty(4 * n), rt.empty(4 * n)
         self.next_tours = rt.empty(4 * n * (self.groups if self.replicas else 1))
-        self.gains = rt.empty(8 * self.groups)
+        self.staging = [rt.empty(4 * n) for _ in range(3)]
+        self.local_of, self.delta, self.shift = rt.empty(4 * n), rt.empty(4 * n), rt.empty(4 * n)
+        self.sums = rt.empty(4 * -(-n // SCAN_CHUNK))
+        self.gains = rt.empty(8 * max(n // MIN_CELL + 1, self.groups if self.replicas else 0))
         self.round_gain = rt.empty(8)
 
-    def run_round(self, round_no: int, offset: int, descend: bool, kicks: int) -> int:
-        """One round of `kicks` kicks in all on the search's tour (its positions follow);
-        returns the gain."""
+    def _partition(self, round_no: int):
+        """Round `round_no`'s k-d partition on the device: drawn the first time its
+        turn comes, kept for the turns after."""
+        while len(self.partitions) <= round_no % PARTITIONS:
+            members, first, cell_of = kd_cells(self.points, self.size, self.draws)
+            self.partitions.append(tuple(self.rt.to_device(a) for a in (members, first, cell_of))
+                                   + (len(first) - 1,))
+        return self.partitions[round_no % PARTITIONS]
+
+    def run_round(self, round_no: int, offset: int, descend: bool, budget: int) -> tuple[int, int]:
+        """One round on the search's tour (its positions follow): round_kicks kicks per
+        work-group, `budget` at most; returns the gain and the kicks."""
         rt, cl, q, s, n = self.rt, self.rt.cl, self.rt.queue, self.search, np.int32(self.n)
-        seed, groups, wg = self.ctx.seed, self.groups, self.gain_wg
-        events = [self.round_k(
+        seed, wg, events = self.ctx.seed, self.gain_wg, []
+        if self.replicas:
+            members, first, cell_of, groups = self.members, self.first, self.cell_of, self.groups
+        elif self.kd:
+            members, first, cell_of, groups = self._partition(round_no)
+        else:
+            members, first, cell_of, groups = self.members, self.first, self.cell_of, self.groups
+            events.append(self.tour_cells_k(q, (min(self.n, 1 << 16),), None, s.tour, n,
+                                            np.int32(offset), first, np.int32(groups),
+                                            members, cell_of))
+        if not self.replicas:
+            events.append(cl.enqueue_fill_buffer(q, self.delta, np.int32(0), 0, 4 * self.n))
+        staging, base, index = self.staging
+        kicks = min(groups * self.p.round_kicks, budget)
+        events.append(self.round_k(
             q, (groups * WORK_GROUP,), (WORK_GROUP,), *self.ctx.dinst.dist_args,
-            self.cand.cities, np.int32(self.cand.m), s.tour, s.pos, self.next_tours, self.gains,
+            self.cand.cities, np.int32(self.cand.m), s.pos, members, first, cell_of,
+            self.local_of, staging, base, index, self.delta, self.next_tours, self.gains,
             np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32), np.uint32(round_no),
             np.int32(offset), np.int32(groups), np.int32(self.replicas), np.int32(descend),
-            np.int32(kicks // groups), np.int32(kicks % groups), np.int32(self.p.window))]
+            np.int32(kicks // groups), np.int32(kicks % groups), np.int32(self.p.window),
+            np.int32(self.p.walk if self.p.kick == "walk" else 0)))
         events.append(self.gain_k(q, (wg,), (wg,), self.gains, np.int32(groups),
                                   np.int32(self.replicas), self.next_tours, s.tour, n,
                                   self.round_gain, cl.LocalMemory(8 * wg), cl.LocalMemory(4 * wg)))
         if not self.replicas:
-            events.append(cl.enqueue_copy(q, s.tour, self.next_tours))
+            chunks = -(-self.n // SCAN_CHUNK)
+            sums_k, chunks_k, apply_k = self.scan_k
+            events.append(sums_k(q, (chunks * SCAN_WG,), (SCAN_WG,), self.delta, n, self.sums,
+                                 cl.LocalMemory(8 * SCAN_WG)))
+            events.append(chunks_k(q, (1,), (1,), self.sums, np.int32(chunks)))
+            events.append(apply_k(q, (chunks * SCAN_WG,), (SCAN_WG,), self.delta, n, self.sums,
+                                  self.shift, cl.LocalMemory(4 * SCAN_WG)))
+            events.append(self.place_k(q, (min(self.n, 1 << 16),), None, staging, base, index,
+                                       self.shift, n, np.int32(offset), s.tour))
         events.append(self.positions_k(q, (min(self.n, 1 << 16),), None, s.tour, s.pos, n))
         gain = int(rt.read(self.round_gain, np.int64, 1)[0])
         self.ctx.timed_span(events[0], events[-1])
-        return gain
+        return gain, kicks
 
 
 def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
-    """Greedy start, whole-tour local search, then rounds of segment searches until the
+    """Greedy start, whole-tour local search, then rounds of cell searches until the
     kick budget is spent or ctx.stop says so."""
     n = ctx.inst.n
     run_greedy(ctx, GreedyParams())
@@ -179,11 +268,10 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     search.load(ctx.best_order, ctx.best_length)
     length = _polish(ctx, search) if p.polish != "none" else ctx.best_length
     ctx.improve(ctx.read_tour(search.tour), 0)
-    if n < MIN_SEGMENT:
+    if n < MIN_CELL:
         return
-    segments = DeviceSegments(ctx, cand, p, search)
+    cells = DeviceCells(ctx, cand, p, search)
     budget = p.budget(n, ctx.stop.remaining() is not None)
-    per_round = segments.groups * p.round_kicks
     draws = np.random.default_rng([ctx.seed, 0x70696C73])   # "pils": the rounds' offsets
     kicks, round_no, round_s = 0, 0, 0.0
     while kicks < budget and not ctx.stop(kicks):
@@ -192,8 +280,8 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
             break   # the next round would end past the time limit
         began = time.perf_counter()
         offset = int(draws.integers(n))
-        count = min(per_round, budget - kicks)
-        length -= segments.run_round(round_no, offset, round_no == 0, count)
+        gain, count = cells.run_round(round_no, offset, round_no == 0, budget - kicks)
+        length -= gain
         round_no += 1
         kicks += count
         if p.polish != "none" and round_no % p.polish_every == 0:
@@ -222,9 +310,10 @@ def _memory(inst: Instance, p: SegmentIlsParams) -> int:
     n = inst.n
     k = p.candidates().k
     # the whole-tour search's buffers, the next tour (replicas: one each, at most
-    # REPLICA_TOURS) and one gain per work-group
+    # REPLICA_TOURS), one gain per work-group, the cells' staging, scan and partitions
     return (local_search_memory(inst, p.polish_params(k)) - candidate_bytes(n, min(k, 50))
-            + candidate_bytes(n, k) + 4 * n * REPLICA_TOURS + 8 * (n // MIN_SEGMENT + REPLICA_TOURS))
+            + candidate_bytes(n, k) + 4 * n * REPLICA_TOURS + 8 * (n // MIN_CELL + 1 + REPLICA_TOURS)
+            + 4 * n * (9 + 3 * PARTITIONS))
 
 
 SOLVERS = [
