@@ -504,35 +504,35 @@ __kernel void pils_tour_cells(__global const int *restrict tour, const int n, co
     }
 }
 
-/* One round: every work-group runs the search on its cell of tour_in.
- *   members/first: cell g's cities are members[first[g] .. first[g + 1]); cell_of[c] is
- *                c's cell.  A key is a position relative to `offset` (key = position -
+/* One round: `copies` work-groups search each cell, each with its own draws
+ * (pils_pick keeps the best copy of every cell).
+ *   members/first: cell c's cities are members[first[c] .. first[c + 1]); cell_of[x] is
+ *                x's cell.  A key is a position relative to `offset` (key = position -
  *                offset mod n): pieces are runs of consecutive keys, so the tour's
  *                edge from key n - 1 to key 0 is never changed this round
- *   replicas:    1: every work-group holds cell 0, the whole tour, cut at key g n /
- *                groups, and writes its own tour at tour_out + g n (small instances:
- *                independent searches, the host keeps the best)
- *   else:        the cell's cities in their new order go to staging[first[g] ..] with,
- *                for each, its piece's first key (base) and its index in the piece;
- *                delta[first key of a piece] = its new length minus its old one
- *                (pils_place lays the tour out from these)
  *   cand/cand_m: the candidate lists (the first M of cand_m per city are used)
- *   pos_in:      positions in tour_in; local_of: scratch, n ints
+ *   pos_in:      positions in the tour; local_of: scratch, n ints (the copies of a
+ *                cell write the same values)
+ *   staging:     copy r of cell c leaves the cell's cities in their new order at
+ *                staging[r n + first[c] ..] with, for each, its piece's first key
+ *                (staging_base) and its index in the piece (staging_index), and
+ *                delta[r n + first key of a piece] = the piece's new length minus its
+ *                old one (pils_place lays the tour out from copy 0's, after pils_pick)
  *   descend:     1: first a local search from every city of the cell, to a local
  *                optimum of its moves (verified: a pass that finds nothing)
  *   kicks/window/walk: kicks per work-group (one more in the first `extra` groups), as
  *                kick_move draws them
  *   seed, round: the draws are Philox(seed; round, group, kick).
- * gain[g] is how much shorter cell g's pieces (replicas: tour g) got. */
+ * gain[g] is how much shorter work-group g made its cell's pieces. */
 __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const int cand_m,
                          __global const int *restrict pos_in,
                          __global const int *restrict members, __global const int *restrict first,
                          __global const int *restrict cell_of, __global int *restrict local_of,
                          __global int *restrict staging, __global int *restrict staging_base,
                          __global int *restrict staging_index, __global int *restrict delta,
-                         __global int *restrict tour_out, __global long *restrict gain,
+                         __global long *restrict gain,
                          const uint seed_lo, const uint seed_hi, const uint round,
-                         const int offset, const int groups, const int replicas,
+                         const int offset, const int copies,
                          const int descend, const int kicks, const int extra,
                          const int window, const int walk)
 {
@@ -548,15 +548,13 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const i
     __local uint codes[WG];
 
     const int lid = get_local_id(0), g = get_group_id(0);
-    const int cell = replicas ? 0 : g, base = first[cell];
-    const int len = first[cell + 1] - base;
-    int cut = offset + (replicas ? (int)((long)g * n / groups) : 0);
-    cut = cut >= n ? cut - n : cut;
+    const int cell = g / copies, base = first[cell], len = first[cell + 1] - base;
+    const long copy = (long)(g % copies) * n;      /* this copy's staging */
     const int my_kicks = kicks + (g < extra);
 
     /* the cell's cities in key order: key[i] of member i, its rank is its local index */
     for (int i = lid; i < len; i += WG) {
-        const int k = pos_in[members[base + i]] - cut;
+        const int k = pos_in[members[base + i]] - offset;
         key[i] = k < 0 ? k + n : k;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -568,13 +566,12 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const i
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int i = lid; i < len; i += WG) {
-        const int c = city[i], k = pos_in[c] - cut;
+        const int c = city[i], k = pos_in[c] - offset;
         key[i] = k < 0 ? k + n : k;
 #if LOCAL_XY
         xy[i] = (double2)(g_coords[2 * c], g_coords[2 * c + 1]);
 #endif
-        if (!replicas)
-            local_of[c] = i;
+        local_of[c] = i;
         path[i] = (ushort)i;
         at[i] = (ushort)i;
         queued[i] = 0;
@@ -598,13 +595,7 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const i
     }
     for (int t = lid; t < len * M; t += WG) {
         const int d = cand[(long)city[t / M] * cand_m + t % M];
-        int index = NONE;
-        if (replicas) {
-            const int k = pos_in[d] - cut;
-            index = k < 0 ? k + n : k;
-        } else if (cell_of[d] == cell) {
-            index = local_of[d];
-        }
+        const int index = cell_of[d] == cell ? local_of[d] : NONE;
         lcand[t] = (ushort)index;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -655,31 +646,26 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const i
         kick += kicking;
     }
 
-    /* each position's run start in saved[], the pieces' growth in delta (one work-item;
-     * no barrier under a condition, for PoCL), then the tour or the staging */
-    if (lid == 0 && !replicas) {
+    /* each position's run start in saved[] and the pieces' growth (one work-item),
+     * then the staging */
+    if (lid == 0) {
         int start = 0;
         for (int i = 0; i < len; i++) {
             if (i > 0 && piece[path[i]] != piece[path[i - 1]]) {
                 const int j = piece[path[i - 1]];
-                delta[key[j]] = (i - start) - old_len[j];
+                delta[copy + key[j]] = (i - start) - old_len[j];
                 start = i;
             }
             saved[i] = (ushort)start;
         }
         const int j = piece[path[len - 1]];
-        delta[key[j]] = (len - start) - old_len[j];
+        delta[copy + key[j]] = (len - start) - old_len[j];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    __global int *restrict out = tour_out + (long)g * n;
     for (int i = lid; i < len; i += WG) {
-        if (replicas) {
-            out[i] = city[path[i]];
-        } else {
-            staging[base + i] = city[path[i]];
-            staging_base[base + i] = key[piece[path[i]]];
-            staging_index[base + i] = i - saved[i];
-        }
+        staging[copy + base + i] = city[path[i]];
+        staging_base[copy + base + i] = key[piece[path[i]]];
+        staging_index[copy + base + i] = i - saved[i];
     }
     if (lid == 0)
         gain[g] = total;
@@ -754,29 +740,45 @@ __kernel void pils_place(__global const int *restrict staging,
     }
 }
 
-/* The round's result (one work-group): total[0] = the gain of the round.  Cells: the
- * sum of gain[0 .. count); replicas: the largest gain[g] (ties to the smallest g),
- * whose tour (at tours + g n) the group copies to `tour`. */
-__kernel void pils_round_gain(__global const long *restrict gain, const int count,
-                              const int replicas, __global const int *restrict tours,
-                              __global int *restrict tour, const int n,
-                              __global long *restrict total, __local long *gains,
-                              __local uint *codes)
+/* The best copy of every cell (a work-group per cell): the largest gain[c copies + r]
+ * (ties to the smallest r) goes to cell_gain[c], and its staging and its pieces'
+ * growth become copy 0's. */
+__kernel void pils_pick(__global const long *restrict gain, const int copies,
+                        __global const int *restrict first, const int n,
+                        __global int *restrict staging, __global int *restrict staging_base,
+                        __global int *restrict staging_index, __global int *restrict delta,
+                        __global long *restrict cell_gain, __local long *gains,
+                        __local uint *codes)
 {
-    const int lid = get_local_id(0);
-    long sum = 0, best = -1;
+    const int lid = get_local_id(0), c = get_group_id(0);
+    long best = -1;
     uint code = NO_CODE;
-    for (int g = lid; g < count; g += get_local_size(0)) {
-        sum += gain[g];
-        if (gain[g] > best) {       /* g rising: the first of equal gains stays */
-            best = gain[g];
-            code = (uint)g;
+    for (int r = lid; r < copies; r += get_local_size(0))
+        if (gain[(long)c * copies + r] > best) {   /* r rising: the first of equal gains */
+            best = gain[(long)c * copies + r];
+            code = (uint)r;
         }
-    }
-    sum = group_sum_long(gains, sum);
     group_best_gain(gains, codes, &best, &code);
-    for (int p = lid; p < (replicas ? n : 0); p += get_local_size(0))
-        tour[p] = tours[(long)code * n + p];
+    const long from = (long)code * n;
+    for (int i = first[c] + lid; i < (code ? first[c + 1] : 0); i += get_local_size(0)) {
+        const int b = staging_base[from + i];
+        staging[i] = staging[from + i];
+        staging_base[i] = b;
+        staging_index[i] = staging_index[from + i];
+        delta[b] = delta[from + b];
+    }
     if (lid == 0)
-        total[0] = replicas ? best : sum;
+        cell_gain[c] = best;
+}
+
+/* The round's gain (one work-group): total[0] = the sum of cell_gain[0 .. count). */
+__kernel void pils_round_gain(__global const long *restrict cell_gain, const int count,
+                              __global long *restrict total, __local long *scratch)
+{
+    long sum = 0;
+    for (int c = get_local_id(0); c < count; c += get_local_size(0))
+        sum += cell_gain[c];
+    sum = group_sum_long(scratch, sum);
+    if (get_local_id(0) == 0)
+        total[0] = sum;
 }

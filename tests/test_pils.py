@@ -42,7 +42,7 @@ class Rounds:
 
     def __init__(self, rt, inst, seed=1, **params):  # noqa: F811
         self.rt, self.inst, n = rt, inst, inst.n
-        self.params = SegmentIlsParams(cell=CELL, **params)
+        self.params = SegmentIlsParams(**{"cell": CELL, **params})
         dinst = DeviceInstance(rt, inst)
         self.cand = build_candidates(dinst, self.params.candidates())
         ctx = SimpleNamespace(rt=rt, inst=inst, dinst=dinst, seed=seed,
@@ -61,10 +61,7 @@ class Rounds:
         rt.cl.enqueue_copy(rt.queue, self.search.tour, order)
         rt.cl.enqueue_copy(rt.queue, self.search.pos, pos)
         gain, kicks = self.cells.run_round(round_no, offset, descend, budget)
-        if self.cells.kd:
-            cell_of = rt.read(self.cells._partition(round_no)[2], np.int32, n)
-        else:
-            cell_of = rt.read(self.cells.cell_of, np.int32, n)
+        cell_of = rt.read(self.cells.cells_of(round_no)[2], np.int32, n)
         return rt.read(self.search.tour, np.int32, n), gain, kicks, cell_of
 
     def lists(self):
@@ -164,11 +161,13 @@ def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset):  # noq
         assert len(pieces) <= len(before[cell])
 
 
-@pytest.mark.parametrize("make, cells", [(_uniform, "kd"), (_matrix, "tour")])
-def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, make, cells):  # noqa: F811
+@pytest.mark.parametrize("make, cells, cell", [(_uniform, "kd", CELL), (_matrix, "tour", CELL),
+                                               (_uniform, "kd", 150)])
+def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, make, cells, cell):  # noqa: F811
+    """(cells of 150 on 300 cities: several copies of each cell, the best one kept)"""
     n = 300
     inst = make(n, 3)
-    rounds = Rounds(rt, inst, cells=cells)
+    rounds = Rounds(rt, inst, cells=cells, cell=cell)
     assert rounds.cells.kd == (cells == "kd")
     order = _greedy(rt, inst)
     for round_no, offset in enumerate((0, 37, 250)):
@@ -176,7 +175,9 @@ def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, m
         assert sorted(out.tolist()) == list(range(n))
         crossing = {e for e in _edges(order) if len({int(cell_of[c]) for c in e}) == 2}
         assert crossing <= _edges(out), "an edge between two cells changed"
-        assert gain >= 0 and kicks == (len(set(cell_of.tolist())) * rounds.params.round_kicks)
+        cells = len(set(cell_of.tolist()))
+        copies = max(1, min(rounds.cells.most_copies, rounds.cells.target // cells))
+        assert gain >= 0 and kicks == cells * copies * rounds.params.round_kicks
         assert inst.tour_length(order) - inst.tour_length(out) == gain
         order = out
 

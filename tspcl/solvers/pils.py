@@ -7,8 +7,9 @@ local search on the pieces of the tour inside it, in local memory (kernels_cl/pi
 moved next to a city a random walk finds as kicks, a kicked cell kept when it is no
 longer), all cells at once, with no host round trip per kick.  Every move keeps the
 ends of every piece, so the improvements of all cells are kept together; pils_place
-lays the tour out again.  An instance that fits one cell runs as replicas of the whole
-tour instead.  Each round takes the next of PARTITIONS k-d partitions (and a new cut of
+lays the tour out again.  Every cell is searched by as many copies (own draws) as fill
+the device, and the best copy of each is kept: a tour that fits one cell runs as
+replicas of the whole tour.  Each round takes the next of PARTITIONS k-d partitions (and a new cut of
 the tour), so borders move, and every `polish_every` rounds the whole-tour local search
 (kernels_cl/localsearch.cl, `polish` moves, every city queued) takes the moves across
 cells.  The host reads 8 bytes a round (the round's gain) and the tour only when it
@@ -40,10 +41,11 @@ MIN_CELL = 16           # the smallest cell worth a work-group
 PARTITIONS = 8          # k-d partitions drawn and kept, used in turn
 SCAN_CHUNK = 4096       # pils.cl SCAN_CHUNK
 SCAN_WG = 256           # work-items of the scan kernels (divides SCAN_CHUNK)
-REPLICAS_PER_UNIT = 4   # small instances: replicas of the whole tour per compute unit
+GROUPS_PER_UNIT = 4     # work-groups a round runs per compute unit (copies of cells)
 AUTO_KICKS_PER_CITY = 100  # kicks=auto without a time limit
 POLISH_BATCH = 16       # local-search steps between two status reads while polishing
-REPLICA_TOURS = 1024    # replicas' tours the memory plan allows for (4 per unit on 256 units)
+STAGING_CITIES = 1 << 24  # cities the copies' staging holds at most (256 MiB)
+MOST_GROUPS = 1024      # the memory plan's bound on GROUPS_PER_UNIT x compute units
 
 
 @dataclass(frozen=True)
@@ -156,13 +158,13 @@ def kd_cells(points: np.ndarray, size: int, rng: np.random.Generator):
 
 
 class DeviceCells:
-    """The device side of the rounds: the partitions, the kernels and the next tour(s).
+    """The device side of the rounds: the partitions, the kernels and the copies' staging.
 
-    Cells: each round one work-group searches each cell of a partition (k-d cells drawn
-    on the host, PARTITIONS of them in turn, or runs of the tour), and pils_place lays
-    the tour out again.  Replicas (the whole tour fits one cell): `groups` work-groups
-    each search the whole tour from its own cut and draws, and the best of them is the
-    round's tour."""
+    Each round takes a partition (k-d cells drawn on the host, PARTITIONS of them in
+    turn; runs of the tour without coordinates; one cell when the tour fits one) and
+    runs `copies` work-groups on every cell, each with its own draws, so that cells x
+    copies fill about GROUPS_PER_UNIT work-groups per compute unit; pils_pick keeps the
+    best copy of each cell and pils_place lays the tour out again."""
 
     def __init__(self, ctx: SolveContext, cand, p: SegmentIlsParams, search: DeviceSearch):
         rt, inst = ctx.rt, ctx.inst
@@ -170,37 +172,31 @@ class DeviceCells:
         local_xy = inst.has_coords and COORD_DIMS.get(inst.weight_type) == 2 and inst.weight_type != "GEO"
         m = min(p.m, cand.m)
         fits = longest_cell(m, rt.limits.local_mem, local_xy)
-        size = cell_size(p, fits)
-        self.replicas = n <= size
-        self.kd = p.cells == "kd" or (p.cells == "auto" and inst.has_coords)
+        self.size = cell_size(p, fits)
+        self.kd = (p.cells == "kd" or (p.cells == "auto" and inst.has_coords)) and n > self.size
         defines = {"M": m, "L_MAX": fits, "WG": WORK_GROUP, "QCAP": QUEUE_SLOTS,
                    "LOCAL_XY": int(local_xy), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
-        self.round_k, self.positions_k, self.gain_k = (
-            kernel("pils_round"), kernel("pils_positions"), kernel("pils_round_gain"))
-        self.tour_cells_k, self.place_k = kernel("pils_tour_cells"), kernel("pils_place")
-        self.scan_k = [kernel("pils_scan_sums"), kernel("pils_scan_chunks"), kernel("pils_scan_apply")]
-        self.gain_wg = rt.work_group_size(self.gain_k, 256)
+        names = ("pils_round", "pils_pick", "pils_round_gain", "pils_positions", "pils_tour_cells",
+                 "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply")
+        self.k = {name: kernel(name) for name in names}
+        self.gain_wg = rt.work_group_size(self.k["pils_round_gain"], 256)
         self.ctx, self.rt, self.n, self.cand, self.p, self.search = ctx, rt, n, cand, p, search
-        self.size = size
         self.points = inst.coords[:, :COORD_DIMS.get(inst.weight_type, 2)] if self.kd else None
         self.draws = np.random.default_rng([ctx.seed, 0x63656C6C])   # "cell": the partitions
         self.partitions: list = []
-        if self.replicas:
-            self.groups = min(REPLICAS_PER_UNIT * rt.limits.compute_units, REPLICA_TOURS)
-            self.members, self.first = rt.to_device(np.arange(n, dtype=np.int32)), \
-                rt.to_device(np.array([0, n], np.int32))
-            self.cell_of = rt.to_device(np.zeros(n, np.int32))
-        elif not self.kd:
-            self.groups = -(-n // size)
-            first = (np.arange(self.groups + 1, dtype=np.int64) * n // self.groups).astype(np.int32)
-            self.first, self.members, self.cell_of = rt.to_device(first), rt.empty(4 * n), rt.empty(4 * n)
-        self.next_tours = rt.empty(4 * n * (self.groups if self.replicas else 1))
-        self.staging = [rt.empty(4 * n) for _ in range(3)]
-        self.local_of, self.delta, self.shift = rt.empty(4 * n), rt.empty(4 * n), rt.empty(4 * n)
+        self.target = min(GROUPS_PER_UNIT * rt.limits.compute_units, MOST_GROUPS)
+        self.most_copies = max_copies(n, self.target)
+        if not self.kd:
+            cells = -(-n // self.size)
+            first = (np.arange(cells + 1, dtype=np.int64) * n // cells).astype(np.int32)
+            self.tour_cells = (rt.empty(4 * n), rt.to_device(first), rt.empty(4 * n), cells)
+        self.staging = [rt.empty(4 * n * self.most_copies) for _ in range(4)]   # + delta
+        self.local_of, self.shift = rt.empty(4 * n), rt.empty(4 * n)
         self.sums = rt.empty(4 * -(-n // SCAN_CHUNK))
-        self.gains = rt.empty(8 * max(n // MIN_CELL + 1, self.groups if self.replicas else 0))
-        self.round_gain = rt.empty(8)
+        most_cells = n // MIN_CELL + 1
+        self.gains = rt.empty(8 * max(most_cells, self.target))   # cells x copies at most
+        self.cell_gain, self.round_gain = rt.empty(8 * most_cells), rt.empty(8)
 
     def _partition(self, round_no: int):
         """Round `round_no`'s k-d partition on the device: drawn the first time its
@@ -211,49 +207,57 @@ class DeviceCells:
                                    + (len(first) - 1,))
         return self.partitions[round_no % PARTITIONS]
 
+    def cells_of(self, round_no: int):
+        """(members, first, cell_of, cells) of round `round_no` (without k-d cells, filled
+        from the tour by run_round)."""
+        return self._partition(round_no) if self.kd else self.tour_cells
+
     def run_round(self, round_no: int, offset: int, descend: bool, budget: int) -> tuple[int, int]:
         """One round on the search's tour (its positions follow): round_kicks kicks per
         work-group, `budget` at most; returns the gain and the kicks."""
-        rt, cl, q, s, n = self.rt, self.rt.cl, self.rt.queue, self.search, np.int32(self.n)
+        rt, cl, q, s, n, k = self.rt, self.rt.cl, self.rt.queue, self.search, np.int32(self.n), self.k
         seed, wg, events = self.ctx.seed, self.gain_wg, []
-        if self.replicas:
-            members, first, cell_of, groups = self.members, self.first, self.cell_of, self.groups
-        elif self.kd:
-            members, first, cell_of, groups = self._partition(round_no)
-        else:
-            members, first, cell_of, groups = self.members, self.first, self.cell_of, self.groups
-            events.append(self.tour_cells_k(q, (min(self.n, 1 << 16),), None, s.tour, n,
-                                            np.int32(offset), first, np.int32(groups),
-                                            members, cell_of))
-        if not self.replicas:
-            events.append(cl.enqueue_fill_buffer(q, self.delta, np.int32(0), 0, 4 * self.n))
-        staging, base, index = self.staging
+        members, first, cell_of, cells = self.cells_of(round_no)
+        if not self.kd:
+            events.append(k["pils_tour_cells"](q, (min(self.n, 1 << 16),), None, s.tour, n,
+                                               np.int32(offset), first, np.int32(cells),
+                                               members, cell_of))
+        copies = max(1, min(self.most_copies, self.target // cells))
+        groups = cells * copies
         kicks = min(groups * self.p.round_kicks, budget)
-        events.append(self.round_k(
+        staging, base, index, delta = self.staging
+        events.append(cl.enqueue_fill_buffer(q, delta, np.int32(0), 0, 4 * self.n))
+        events.append(k["pils_round"](
             q, (groups * WORK_GROUP,), (WORK_GROUP,), *self.ctx.dinst.dist_args,
             self.cand.cities, np.int32(self.cand.m), s.pos, members, first, cell_of,
-            self.local_of, staging, base, index, self.delta, self.next_tours, self.gains,
+            self.local_of, staging, base, index, delta, self.gains,
             np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32), np.uint32(round_no),
-            np.int32(offset), np.int32(groups), np.int32(self.replicas), np.int32(descend),
+            np.int32(offset), np.int32(copies), np.int32(descend),
             np.int32(kicks // groups), np.int32(kicks % groups), np.int32(self.p.window),
             np.int32(self.p.walk if self.p.kick == "walk" else 0)))
-        events.append(self.gain_k(q, (wg,), (wg,), self.gains, np.int32(groups),
-                                  np.int32(self.replicas), self.next_tours, s.tour, n,
-                                  self.round_gain, cl.LocalMemory(8 * wg), cl.LocalMemory(4 * wg)))
-        if not self.replicas:
-            chunks = -(-self.n // SCAN_CHUNK)
-            sums_k, chunks_k, apply_k = self.scan_k
-            events.append(sums_k(q, (chunks * SCAN_WG,), (SCAN_WG,), self.delta, n, self.sums,
-                                 cl.LocalMemory(8 * SCAN_WG)))
-            events.append(chunks_k(q, (1,), (1,), self.sums, np.int32(chunks)))
-            events.append(apply_k(q, (chunks * SCAN_WG,), (SCAN_WG,), self.delta, n, self.sums,
-                                  self.shift, cl.LocalMemory(4 * SCAN_WG)))
-            events.append(self.place_k(q, (min(self.n, 1 << 16),), None, staging, base, index,
-                                       self.shift, n, np.int32(offset), s.tour))
-        events.append(self.positions_k(q, (min(self.n, 1 << 16),), None, s.tour, s.pos, n))
+        events.append(k["pils_pick"](q, (cells * wg,), (wg,), self.gains, np.int32(copies), first, n,
+                                     staging, base, index, delta, self.cell_gain,
+                                     cl.LocalMemory(8 * wg), cl.LocalMemory(4 * wg)))
+        events.append(k["pils_round_gain"](q, (wg,), (wg,), self.cell_gain, np.int32(cells),
+                                           self.round_gain, cl.LocalMemory(8 * wg)))
+        chunks = -(-self.n // SCAN_CHUNK)
+        events.append(k["pils_scan_sums"](q, (chunks * SCAN_WG,), (SCAN_WG,), delta, n, self.sums,
+                                          cl.LocalMemory(8 * SCAN_WG)))
+        events.append(k["pils_scan_chunks"](q, (1,), (1,), self.sums, np.int32(chunks)))
+        events.append(k["pils_scan_apply"](q, (chunks * SCAN_WG,), (SCAN_WG,), delta, n, self.sums,
+                                           self.shift, cl.LocalMemory(4 * SCAN_WG)))
+        events.append(k["pils_place"](q, (min(self.n, 1 << 16),), None, staging, base, index,
+                                      self.shift, n, np.int32(offset), s.tour))
+        events.append(k["pils_positions"](q, (min(self.n, 1 << 16),), None, s.tour, s.pos, n))
         gain = int(rt.read(self.round_gain, np.int64, 1)[0])
         self.ctx.timed_span(events[0], events[-1])
         return gain, kicks
+
+
+def max_copies(n: int, target: int) -> int:
+    """The most copies of a cell a round runs: enough to fill `target` work-groups with
+    one cell, and the copies' staging (16 bytes a city each) within STAGING_CITIES."""
+    return max(1, min(target, STAGING_CITIES // n))
 
 
 def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
@@ -309,11 +313,11 @@ def _polish(ctx: SolveContext, search: DeviceSearch, kicks: int = 0) -> int:
 def _memory(inst: Instance, p: SegmentIlsParams) -> int:
     n = inst.n
     k = p.candidates().k
-    # the whole-tour search's buffers, the next tour (replicas: one each, at most
-    # REPLICA_TOURS), one gain per work-group, the cells' staging, scan and partitions
+    # the whole-tour search's buffers, the copies' staging, the gains, the scan and the
+    # partitions
     return (local_search_memory(inst, p.polish_params(k)) - candidate_bytes(n, min(k, 50))
-            + candidate_bytes(n, k) + 4 * n * REPLICA_TOURS + 8 * (n // MIN_CELL + 1 + REPLICA_TOURS)
-            + 4 * n * (9 + 3 * PARTITIONS))
+            + candidate_bytes(n, k) + 16 * max(n, min(n * MOST_GROUPS, STAGING_CITIES))
+            + 16 * (n // MIN_CELL + 1 + MOST_GROUPS) + 4 * n * (5 + 3 * PARTITIONS))
 
 
 SOLVERS = [
