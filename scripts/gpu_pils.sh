@@ -4,7 +4,8 @@
 # on cores 0-11 (one core per run), tspcl on cores 12-15 with the GPU.  RUNS lists the
 # tspcl runs as "instance seconds seed [-p key=value ...]", one per line; PEERS=0 skips
 # linkern; TESTS=0 skips the pils tests on the GPU.  Results in $OUT: runs.jsonl (one
-# --json line a run), logs/*.log (progress), ttt.csv (time to 1/0.5/0.2 %), linkern*.csv.
+# --json line a run), logs.tgz (logs/*.log, progress), ttt.csv (time to 1/0.5/0.2 %),
+# linkern*.csv.
 set -uo pipefail
 . scripts/device_prelude.sh pils
 I=.bench/instances/tsplib
@@ -34,5 +35,6 @@ while read -r inst secs seed params; do
   echo "$name: $(tail -1 "$OUT/runs.jsonl" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["gap_percent"], r["wall_s"], r["kernel_s"], r["iterations"])')" | tee -a "$LOG"
 done <<< "${RUNS:-pr1002 10 1}"
 python3 scripts/time_to_target.py --optima .bench/instances/optima.csv "$OUT"/logs/*.log > "$OUT/ttt.csv"
+tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -r "$OUT/logs"
 wait
 step done

@@ -177,7 +177,7 @@ def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, m
         assert crossing <= _edges(out), "an edge between two cells changed"
         cells = len(set(cell_of.tolist()))
         copies = max(1, min(rounds.cells.most_copies, rounds.cells.target // cells))
-        assert gain >= 0 and kicks == cells * copies * rounds.params.round_kicks
+        assert gain >= 0 and kicks == min(cells * copies * rounds.params.round_kicks, 10_000)
         assert inst.tour_length(order) - inst.tour_length(out) == gain
         order = out
 
