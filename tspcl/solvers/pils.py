@@ -68,8 +68,8 @@ class SegmentIlsParams:
     cell: int = 0
     round_kicks: int = 64
     kick: str = "walk"
-    window: int = 50
-    walk: int = 10
+    window: int = 200
+    walk: int = 40
     depth: int = 6
     m: int = 8
     neighbors: str = "quadrant"
