@@ -3,7 +3,8 @@
 # Carry .whl, .bench (instances + optima.csv) and .peers (../shared/peers).  linkern runs
 # on cores 0-11 (one core per run), tspcl on cores 12-15 with the GPU.  RUNS lists the
 # tspcl runs as "instance seconds seed [-p key=value ...]", one per line; PEERS=0 skips
-# linkern; TESTS=0 skips the pils tests on the GPU.  Results in $OUT: runs.jsonl (one
+# linkern; TESTS=0 skips the pils tests on the GPU; MILLION=1 first runs both on a
+# million uniform cities (u1m.json, u1m.log, linkern1m.csv).  Results in $OUT: runs.jsonl (one
 # --json line a run), logs.tgz (logs/*.log, progress), ttt.csv (time to 1/0.5/0.2 %),
 # linkern*.csv.
 set -uo pipefail
@@ -22,6 +23,19 @@ if [ "${PEERS:-1}" = 1 ]; then
     taskset -c 0-11 ./run_peers.sh -o "$OUT/peers" -O ../.bench/instances/optima.csv -L "60" -K "" \
         -s "1 2 3" -j 12 $(for i in ${PEER_LONG:-d18512 pla33810 pla85900}; do echo ../$I/$i.tsp; done) > "$OUT/linkern60.csv" 2>"$OUT/linkern60.err"
   ) &
+fi
+if [ "${MILLION:-0}" = 1 ]; then
+  step "a million cities (tspcl gen uniform -n 1000000 --seed 1): linkern on core 0, pils 60 s"
+  python3 -m tspcl gen uniform -n 1000000 --seed 1 -o /tmp/u1m.tsp
+  ( cd .peers && taskset -c 0 ./run_peers.sh -o "$OUT/peers1m" -L "60" -K "" -s "1" /tmp/u1m.tsp \
+      > "$OUT/linkern1m.csv" 2> "$OUT/linkern1m.err" ) &
+  timev=$(command -v /usr/bin/time >/dev/null && echo "/usr/bin/time -v")
+  $timev timeout 180 taskset -c 12-15 python3 -m tspcl solve /tmp/u1m.tsp --algo pils -d gpu -t 60 -s 1 \
+      -o /dev/null --log "$OUT/u1m.log" --json -q > "$OUT/u1m.json" 2> "$OUT/u1m.err"
+  grep -E "Maximum resident|Elapsed" "$OUT/u1m.err" | tee -a "$LOG"
+  nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee -a "$LOG"
+  wait
+  cut -c1-200 "$OUT/linkern1m.csv" "$OUT/u1m.json" | tee -a "$LOG"
 fi
 step "tspcl pils runs on the GPU"
 k=0
