@@ -2,7 +2,8 @@
 # pils on the GPU beside Concorde's linkern on the same machine's CPU (issue 39).
 # Carry .whl, .bench (instances + optima.csv) and .peers (../shared/peers).  linkern runs
 # on cores 0-11 (one core per run), tspcl on cores 12-15 with the GPU.  RUNS lists the
-# tspcl runs as "instance seconds seed [-p key=value ...]", one per line; PEERS=0 skips
+# tspcl runs as "instance seconds seed [-p key=value ...]", one per line; PEER_SHORT and
+# PEER_LONG name linkern's instances at 10 and 60 s (seeds 1-3; empty: none); PEERS=0 skips
 # linkern; TESTS=0 skips the pils tests on the GPU; MILLION=1 first runs both on a
 # million uniform cities (u1m.json, u1m.log, linkern1m.csv).  Results in $OUT: runs.jsonl (one
 # --json line a run), logs.tgz (logs/*.log, progress), ttt.csv (time to 1/0.5/0.2 %),
@@ -16,13 +17,15 @@ if [ "${TESTS:-1}" = 1 ]; then
   TSPCL_TEST_DEVICE=gpu timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_pils.py 2>&1 | tail -3 | tee -a "$LOG"
 fi
 if [ "${PEERS:-1}" = 1 ]; then
-  step "linkern on cores 0-11: ${PEER_SHORT:-pr1002 fnl4461 pr2392 rl5915} at 10 s, ${PEER_LONG:-d18512 pla33810 pla85900} at 60 s"
+  short=${PEER_SHORT-pr1002 fnl4461 pr2392 rl5915} long=${PEER_LONG-d18512 pla33810 pla85900}
+  step "linkern on cores 0-11: ${short:-none} at 10 s, ${long:-none} at 60 s"
+  peers() {   # budget, csv, instances
+    [ -n "$3" ] && taskset -c 0-11 ./run_peers.sh -o "$OUT/peers" -O ../.bench/instances/optima.csv \
+        -L "$1" -K "" -s "1 2 3" -j 12 $(for i in $3; do echo ../$I/$i.tsp; done) > "$OUT/$2" 2> "$OUT/$2.err"
+  }
   ( cd .peers && chmod +x run_peers.sh bin/* 2>/dev/null
-    taskset -c 0-11 ./run_peers.sh -o "$OUT/peers" -O ../.bench/instances/optima.csv -L "10" -K "" \
-        -s "1 2 3" -j 12 $(for i in ${PEER_SHORT:-pr1002 fnl4461 pr2392 rl5915}; do echo ../$I/$i.tsp; done) > "$OUT/linkern10.csv" 2>"$OUT/linkern10.err"
-    taskset -c 0-11 ./run_peers.sh -o "$OUT/peers" -O ../.bench/instances/optima.csv -L "60" -K "" \
-        -s "1 2 3" -j 12 $(for i in ${PEER_LONG:-d18512 pla33810 pla85900}; do echo ../$I/$i.tsp; done) > "$OUT/linkern60.csv" 2>"$OUT/linkern60.err"
-  ) &
+    peers 10 linkern10.csv "$short"
+    peers 60 linkern60.csv "$long" ) &
 fi
 if [ "${MILLION:-0}" = 1 ]; then
   step "a million cities (tspcl gen uniform -n 1000000 --seed 1): linkern on core 0, pils 60 s"
