@@ -6,7 +6,7 @@
 # PEER_LONG name linkern's instances at 10 and 60 s (seeds 1-3; empty: none); PEERS=0 skips
 # linkern; TESTS=0 skips the pils tests on the GPU; MILLION=1 first runs both on a
 # million uniform cities (u1m.json, u1m.log, linkern1m.csv).  Results in $OUT: runs.jsonl (one
-# --json line a run), logs.tgz (logs/*.log, progress), ttt.csv (time to 1/0.5/0.2 %),
+# --json line a run), logs.tgz (logs/*.log, progress; peers' logs; u1m.*), ttt.csv (time to 1/0.5/0.2 %),
 # linkern*.csv.
 set -uo pipefail
 . scripts/device_prelude.sh pils
@@ -38,7 +38,8 @@ if [ "${MILLION:-0}" = 1 ]; then
   grep -E "Maximum resident|Elapsed" "$OUT/u1m.err" | tee -a "$LOG"
   nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee -a "$LOG"
   wait
-  cut -c1-200 "$OUT/linkern1m.csv" "$OUT/u1m.json" | tee -a "$LOG"
+  cut -c1-200 "$OUT/linkern1m.csv" | tee -a "$LOG"
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("pils u1m", r["length"], r["wall_s"], r["iterations"])' "$OUT/u1m.json" | tee -a "$LOG"
 fi
 step "tspcl pils runs on the GPU"
 k=0
@@ -52,6 +53,6 @@ while read -r inst secs seed params; do
   echo "$name: $(tail -1 "$OUT/runs.jsonl" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["gap_percent"], r["wall_s"], r["kernel_s"], r["iterations"])')" | tee -a "$LOG"
 done <<< "${RUNS:-pr1002 10 1}"
 python3 scripts/time_to_target.py --optima .bench/instances/optima.csv "$OUT"/logs/*.log > "$OUT/ttt.csv"
-tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -r "$OUT/logs"
 wait
+cd "$OUT" && tar -czf logs.tgz logs peers* u1m.* 2>/dev/null; rm -rf logs peers* u1m.log u1m.err
 step done
