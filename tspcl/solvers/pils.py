@@ -327,8 +327,8 @@ def _memory(inst: Instance, p: SegmentIlsParams) -> int:
 
 
 SOLVERS = [
-    SolverSpec("pils", "segment-parallel iterated local search: a work-group per tour "
-               "segment (small tours: per replica) runs 2-opt/Or-opt/LK ILS in local memory",
+    SolverSpec("pils", "segment-parallel iterated local search: work-groups run 2-opt/"
+               "Or-opt/LK ILS on the tour's pieces in k-d cells, in local memory, all at once",
                SegmentIlsParams, run_segment_ils, _memory,
                unsupported=lambda inst: reversal_problem(inst, "pils"),
                budget_param="kicks", memory_hint="fewer candidates (-p polish_m=8, -p m=4)"),
