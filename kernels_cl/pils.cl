@@ -740,25 +740,6 @@ __kernel void pils_place(__global const int *restrict staging,
     }
 }
 
-/* Queue for the whole-tour local search every city whose tour neighbours differ between
- * tour/pos (the round's start) and next (its result): active[c] = 1, c appended to
- * queue (the order of the appends does not matter: the search's passes do not depend
- * on its queue's order), qcount[0] counts them (zeroed before, like active). */
-__kernel void pils_changed(__global const int *restrict tour, __global const int *restrict pos,
-                           __global const int *restrict next, const int n,
-                           __global int *restrict active, __global int *restrict queue,
-                           __global int *restrict qcount)
-{
-    for (int p = get_global_id(0); p < n; p += get_global_size(0)) {
-        const int c = next[p], a = next[p > 0 ? p - 1 : n - 1], b = next[p < n - 1 ? p + 1 : 0];
-        const int q = pos[c], x = tour[q > 0 ? q - 1 : n - 1], y = tour[q < n - 1 ? q + 1 : 0];
-        if (!((a == x && b == y) || (a == y && b == x))) {
-            active[c] = 1;
-            queue[atomic_inc(&qcount[0])] = c;
-        }
-    }
-}
-
 /* The best copy of every cell (a work-group per cell): the largest gain[c copies + r]
  * (ties to the smallest r) goes to cell_gain[c], and its staging and its pieces'
  * growth become copy 0's. */

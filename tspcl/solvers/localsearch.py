@@ -233,25 +233,23 @@ class DeviceSearch:
             rt.cl.enqueue_copy(rt.queue, buf, host)
         self.restart(length)
 
-    def restart(self, length: int, queued: bool = False) -> None:
+    def restart(self, length: int) -> None:
         """Start again from the tour now in the device's `tour` and `pos` buffers (exact
-        length `length`) with every city active, or (queued) with the cities a kernel
-        left in `queue`, `active` and `qcount` (and one pass over every city when they
-        are done); nothing n-sized crosses to the device after the first start (pils
-        restarts after every round)."""
+        length `length`) with every city active; nothing n-sized crosses to the device
+        after the first start (pils restarts after every round)."""
         self.kicking = False
         n, rt, q = self.n, self.rt, self.rt.queue
-        if not queued and self.all_queued is None:
+        if self.all_queued is None:
             self.all_queued = (rt.to_device(np.concatenate([np.arange(n, dtype=np.int32)] * 2)),
                                rt.to_device(np.ones(n, np.int32)),
                                rt.to_device(np.array([n, 0], np.int32)))
         rt.cl.enqueue_copy(q, self.best_tour, self.tour)
-        for buf, initial in zip((self.queue, self.active, self.qcount), () if queued else self.all_queued):
+        for buf, initial in zip((self.queue, self.active, self.qcount), self.all_queued):
             rt.cl.enqueue_copy(q, buf, initial)
         s = self.state_host
         s[:] = 0
         s[S_CUR_LEN], s[S_BEST_LEN] = length, LONG_MAX
-        s[S_FLAGS] = (0 if queued else 2) | (4 if self.one_move else 0)  # parity 0; 2: every city queued
+        s[S_FLAGS] = 2 | (4 if self.one_move else 0)  # parity 0, every city queued
         s[S_SEED_LO], s[S_SEED_HI] = self.ctx.seed & 0xFFFFFFFF, (self.ctx.seed >> 32) & 0xFFFFFFFF
         rt.cl.enqueue_copy(rt.queue, self.state, s)
 

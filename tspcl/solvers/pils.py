@@ -180,8 +180,7 @@ class DeviceCells:
                    "LOCAL_XY": int(local_xy), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
         names = ("pils_round", "pils_pick", "pils_round_gain", "pils_positions", "pils_tour_cells",
-                 "pils_place", "pils_changed", "pils_scan_sums", "pils_scan_chunks",
-                 "pils_scan_apply")
+                 "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply")
         self.k = {name: kernel(name) for name in names}
         self.gain_wg = rt.work_group_size(self.k["pils_round_gain"], 256)
         self.ctx, self.rt, self.n, self.cand, self.p, self.search = ctx, rt, n, cand, p, search
@@ -195,7 +194,7 @@ class DeviceCells:
             first = (np.arange(cells + 1, dtype=np.int64) * n // cells).astype(np.int32)
             self.tour_cells = (rt.empty(4 * n), rt.to_device(first), rt.empty(4 * n), cells)
         self.staging = [rt.empty(4 * n * self.most_copies) for _ in range(4)]   # + delta
-        self.local_of, self.shift, self.next_tour = rt.empty(4 * n), rt.empty(4 * n), rt.empty(4 * n)
+        self.local_of, self.shift = rt.empty(4 * n), rt.empty(4 * n)
         self.sums = rt.empty(4 * -(-n // SCAN_CHUNK))
         most_cells = n // MIN_CELL + 1
         self.gains = rt.empty(8 * max(most_cells, self.target))   # cells x copies at most
@@ -219,12 +218,9 @@ class DeviceCells:
         """Whether round `round_no` searches k-d cells (mixed: every other round)."""
         return self.kd and not (self.mixed and round_no % 2)
 
-    def run_round(self, round_no: int, offset: int, descend: bool, budget: int,
-                  queue_changed: bool = False) -> tuple[int, int]:
+    def run_round(self, round_no: int, offset: int, descend: bool, budget: int) -> tuple[int, int]:
         """One round on the search's tour (its positions follow): round_kicks kicks per
-        work-group, `budget` at most; returns the gain and the kicks.  queue_changed: the
-        search's queue then holds the cities whose tour edges changed (restart with
-        queued=True)."""
+        work-group, `budget` at most; returns the gain and the kicks."""
         rt, cl, q, s, n, k = self.rt, self.rt.cl, self.rt.queue, self.search, np.int32(self.n), self.k
         seed, wg, events = self.ctx.seed, self.gain_wg, []
         members, first, cell_of, cells = self.cells_of(round_no)
@@ -257,13 +253,7 @@ class DeviceCells:
         events.append(k["pils_scan_apply"](q, (chunks * SCAN_WG,), (SCAN_WG,), delta, n, self.sums,
                                            self.shift, cl.LocalMemory(4 * SCAN_WG)))
         events.append(k["pils_place"](q, (min(self.n, 1 << 16),), None, staging, base, index,
-                                      self.shift, n, np.int32(offset), self.next_tour))
-        if queue_changed:   # the search's queue: the cities whose edges the round changed
-            events += [cl.enqueue_fill_buffer(q, buf, np.int32(0), 0, size) for buf, size in
-                       ((s.active, 4 * self.n), (s.qcount, 8))]
-            events.append(k["pils_changed"](q, (min(self.n, 1 << 16),), None, s.tour, s.pos,
-                                            self.next_tour, n, s.active, s.queue, s.qcount))
-        events.append(cl.enqueue_copy(q, s.tour, self.next_tour))
+                                      self.shift, n, np.int32(offset), s.tour))
         events.append(k["pils_positions"](q, (min(self.n, 1 << 16),), None, s.tour, s.pos, n))
         gain = int(rt.read(self.round_gain, np.int64, 1)[0])
         self.ctx.timed_span(events[0], events[-1])
@@ -277,9 +267,8 @@ def max_copies(n: int, target: int) -> int:
 
 
 def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
-    """Greedy start, then rounds of cell searches (the first one a descent from every
-    city) until the kick budget is spent or ctx.stop says so, each followed by the
-    whole-tour local search from the cities whose edges the round changed."""
+    """Greedy start, whole-tour local search, then rounds of cell searches until the
+    kick budget is spent or ctx.stop says so."""
     n = ctx.inst.n
     run_greedy(ctx, GreedyParams())
     if n < 8 or ctx.best_length == 0:
@@ -287,10 +276,9 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     cand = ctx.candidates(p.candidates())
     search = DeviceSearch(ctx, cand, p.polish_params(cand.m))
     search.load(ctx.best_order, ctx.best_length)
-    length = ctx.best_length
-    if n < MIN_CELL:   # too few cities for cells: the whole-tour search alone
-        if p.polish != "none" and _polish(ctx, search) < length:
-            ctx.improve(ctx.read_tour(search.tour), 0)
+    length = _polish(ctx, search) if p.polish != "none" else ctx.best_length
+    ctx.improve(ctx.read_tour(search.tour), 0)
+    if n < MIN_CELL:
         return
     cells = DeviceCells(ctx, cand, p, search)
     budget = p.budget(n, ctx.stop.remaining() is not None)
@@ -302,13 +290,12 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
             break   # the next round would end past the time limit
         began = time.perf_counter()
         offset = int(draws.integers(n))
-        polish = p.polish != "none" and (round_no + 1) % p.polish_every == 0
-        gain, count = cells.run_round(round_no, offset, round_no == 0, budget - kicks, polish)
+        gain, count = cells.run_round(round_no, offset, round_no == 0, budget - kicks)
         length -= gain
         round_no += 1
         kicks += count
-        if polish:
-            search.restart(length, queued=True)
+        if p.polish != "none" and round_no % p.polish_every == 0:
+            search.restart(length)
             length = _polish(ctx, search, kicks)
         round_s = time.perf_counter() - began
         if ctx.publish_due(length):
