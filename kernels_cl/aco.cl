@@ -139,7 +139,7 @@ typedef struct {
  * (fl3795 wrs-ct 49.4 -> 47.9 ms with the pair compare gone, H100).  Every slot's key is
  * computed and one test keeps it, no branch around the log: the quad's four draws first
  * and the key under a free-slot test made wrs-ct 25 % slower on d198 and pcb442, 4 % on
- * pr1002 (H100, BENCHMARKS.md). */
+ * pr1002 (H100, docs/notebook/mmas.md). */
 inline void wrs_fold_quad(wrs_best_t *best, const slot_quad_t q, const uint i, rng_stream_t *stream)
 {
     for (uint k = 0; k < 4; k++) {
@@ -376,7 +376,7 @@ inline uint select_next(TABU_DECL, WEIGHT_DECL, const uint cur, const int from_l
  * choose_best_next, the authors' build_ant_solution_using_cand_lists).  On a clustered
  * instance an ant leaves most clusters this way, and a draw there jumped far: fl1577
  * with 2-opt ended 1.81 % above the optimum with the draw, 0.56 % with the best city
- * (PoCL, 4 seeds, BENCHMARKS.md). */
+ * (PoCL, 4 seeds, docs/notebook/mmas.md). */
 inline uint best_next(TABU_DECL, WEIGHT_DECL, const uint cur, const uint free, select_state_t *st)
 {
     const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;

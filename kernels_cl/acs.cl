@@ -61,7 +61,7 @@
  * other SMs' stores do not update.  A node from one copy of a line and a trail from
  * another gave trails to the wrong edges (a global best's trail on an edge just added),
  * and spm ended 8-20 % above the optimum on Table 9 where alt reached 2-9 %
- * (BENCHMARKS.md).  An edge is read and written whole, so a stale read is at worst an
+ * (docs/notebook/acs.md).  An edge is read and written whole, so a stale read is at worst an
  * older trail of the right edge, as with the matrix.  Its eta^beta is computed once, when the edge is added, so
  * that the greedy step weighs stored edges without distances (stored_word()).  The tail
  * advances by atomic_inc, as in the paper's code, so that ants adding edges to one city
@@ -73,7 +73,7 @@
  * which other SMs' updates do not reach, for as long as the SM keeps using it: the ants
  * then miss each other's local updates (eq. 3), which are there to steer them apart, and
  * on the H100 Table 9's errors came out up to 1.8x larger (pr1002 spm 6.9 % against 3.9 %
- * fresh, 5 seeds; BENCHMARKS.md), in the same number of iterations. */
+ * fresh, 5 seeds; docs/notebook/acs.md), in the same number of iterations. */
 #ifndef FRESH_READS
 #define FRESH_READS 0
 #endif
@@ -94,7 +94,7 @@
  * (acs.py, when beta is a whole number b, the paper's 3): b multiplications, where pown()
  * of a run-time exponent is a long chain of dependent instructions (while the greedy step
  * still computed its stored edges' eta^beta, pr1002 at 256 ants took 1.28 ms an iteration
- * with pown(), 1.19 with the multiplications; BENCHMARKS.md).  Now used by the fallback,
+ * with pown(), 1.19 with the multiplications; docs/notebook/acs.md).  Now used by the fallback,
  * the global update and an edge added after a fallback or, for ATSP, the way back. */
 #ifndef BETA_WHOLE
 #define BETA_WHOLE -1
@@ -121,7 +121,7 @@ typedef struct {
     uint2 row[SPM_S];   /* (node, bits of tau): the search needs no eta^beta.  With
                          * whole edges here and the candidate loads before the barrier
                          * (acs_next) the kernel took 120 registers and pr2392 at
-                         * ants = n 6.9 ms; with pairs 88 and 4.0 ms (BENCHMARKS.md) */
+                         * ants = n 6.9 ms; with pairs 88 and 4.0 ms (docs/notebook/acs.md) */
 #else
     uint cell;
 #endif
@@ -265,7 +265,7 @@ inline uint4 q_draws(const rng_key_t key, const uint ant, const uint iteration, 
  * distances alone and weighs one city, and the stored edges are weighed by their trails
  * (pow() and a memory scan for every unvisited city made this step most of a step's
  * time from n = 10,000 up: rl11849 at 256 ants, about 150 ms an iteration before, 43
- * ms after, BENCHMARKS.md).  The stored edges are the step's copy in local memory
+ * ms after, docs/notebook/acs.md).  The stored edges are the step's copy in local memory
  * (step_ring()), one snapshot for the whole work-group: other ants rewrite them
  * meanwhile, and a city the scan leaves out as stored must be one that is weighed as
  * stored (with a snapshot per work-item a city could be left out by both, and the last
@@ -281,7 +281,7 @@ inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, c
     ulong nearest = ULONG_MAX;
     /* every city's distance, visited or not, and a select: with the distance under the
      * tabu test its coordinate loads waited one city at a time (256 ants, k 4: spm 3-6 %
-     * slower, BENCHMARKS.md) */
+     * slower, docs/notebook/acs.md) */
 #if UNROLL_HINTS
 #pragma unroll 4
 #endif
@@ -329,7 +329,7 @@ inline __local uint *step_words(const select_state_t *st)
 
 /* Work-item i's candidate v and its eta^beta, for step_candidate() after step_least()'s
  * barrier: read from local memory there, where the winner's reload from the list waited
- * for L1 (256 ants, k 4: spm 3-7 % slower, BENCHMARKS.md). */
+ * for L1 (256 ants, k 4: spm 3-7 % slower, docs/notebook/acs.md). */
 inline __local uint *step_candidates(const select_state_t *st)
 {
     return step_words(st) + EVEN(CL) + STEP_STORED_WORDS;
@@ -356,7 +356,7 @@ inline uint2 step_candidate(const select_state_t *st, const uint slot)
  * where none was offered: each work-item writes its words, and after one barrier every
  * work-item reads them all.  ants.h list_least() took a local atomic min for each, 32
  * work-items on one word: a step of spm at 256 ants took about 100 cycles longer of
- * about 1,700, an iteration 3-8 % longer (clock64 marks, H100, BENCHMARKS.md).  The next
+ * about 1,700, an iteration 3-8 % longer (clock64 marks, H100, docs/notebook/acs.md).  The next
  * call's writes follow the step's last barrier. */
 inline uint2 step_least(const select_state_t *st, const uint candidate_word, const uint stored_word)
 {
@@ -390,7 +390,7 @@ inline uint2 step_least(const select_state_t *st, const uint candidate_word, con
  * their bits), with their low bits (`mask`) replaced by `slot`, as list_slot_word() does:
  * weights within 2^(bits of mask - 23) of each other (relative) tie, and the lower slot
  * takes them.  No division on the step's path: with the least 1 / w, the form before,
- * an iteration of spm at 256 ants took 3-4 % longer (BENCHMARKS.md). */
+ * an iteration of spm at 256 ants took 3-4 % longer (docs/notebook/acs.md). */
 inline uint greedy_word(const float w, const uint slot, const uint mask)
 {
     return (~as_uint(w) & ~mask) | slot;
@@ -409,14 +409,14 @@ inline uint greedy_word(const float w, const uint slot, const uint mask)
  * tau_min) that is the largest tau * eta^beta over every unvisited city: an unstored
  * city outside the list is farther than every candidate, at the same tau_min.  Without
  * it a global best's edge to a city outside cur's list was never a greedy choice, and 3
- * of 10 pr1002 runs of Table 9 stalled at 8-12 % (BENCHMARKS.md).  Work-item i < SPM_S
+ * of 10 pr1002 runs of Table 9 stalled at 8-12 % (docs/notebook/acs.md).  Work-item i < SPM_S
  * weighs slot i, `mine`, with the eta^beta stored beside the trail (a distance and a
  * power here made an iteration 1.3x slower, pr1002 at 256 ants). */
 inline uint stored_word(TABU_DECL, const uint n, const uint4 mine)
 {
     const uint i = get_local_id(0);
     /* selects, not branches: with the early returns an iteration of spm at 256 ants took
-     * 7-8 % longer (clock64 marks: about 230 cycles here, against 120, BENCHMARKS.md); an empty slot reads the tabu of city
+     * 7-8 % longer (clock64 marks: about 230 cycles here, against 120, docs/notebook/acs.md); an empty slot reads the tabu of city
      * n - 1 and is dropped */
     const float w = as_float(mine.y) * as_float(mine.z);
     const int live = (i < SPM_S) & (mine.x != EMPTY_NODE) & !tabu_visited(TABU_ARGS, n, min(mine.x, n - 1u)) &
@@ -432,7 +432,7 @@ inline uint stored_word(TABU_DECL, const uint n, const uint4 mine)
  * one L2 round trip.  acs_construct() loads the next step's while lid 0 records the step
  * and makes its local update, so that the round trip overlaps that work instead of
  * starting the next step (clock64 marks on the H100: about 360 of a step's 1,630 cycles
- * waited for these loads, and about 410 followed the next city's choice, BENCHMARKS.md). */
+ * waited for these loads, and about 410 followed the next city's choice, docs/notebook/acs.md). */
 typedef struct {
     uint v;
     float heur;
@@ -492,7 +492,7 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const step_rows_t rows
         const uint word = greedy ? greedy_word(w, lid, LIST_SLOT_MASK)
                                  : list_slot_word(-native_log2(unit_open0(list_draw(st, key, ant, iteration, step, lid))) / w, lid);
         /* a select, not a branch: under the tabu check the compiler sank MMAS's weight
-         * load and its L2 latency came after the check's (BENCHMARKS.md, `24222fd`) */
+         * load and its L2 latency came after the check's (docs/notebook/mmas.md, `24222fd`) */
         least = !tabu_visited(TABU_ARGS, un, v) && w > 0.0f ? min(least, word) : least;
     }
 #if STORE == STORE_SPM
@@ -558,7 +558,7 @@ __kernel void acs_construct(ACS_DECL, const float rho, const float tau0, const u
     uint4 q_words = q_draws(key, ant, iteration, 1u);
     /* steps until the next local update: a countdown, as step % k (a run-time k) was a
      * division on lid 0's path every step, 3-6 % of an iteration of alt and spm at 256
-     * ants, k 4 (BENCHMARKS.md) */
+     * ants, k 4 (docs/notebook/acs.md) */
     uint until_update = k;
     step_rows_t rows = step_rows(cand, cand_heur, PHER_ARGS, cur);
     for (uint step = 1; step < un; step++) {

@@ -256,7 +256,7 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
          * the same way): with `lane == 0 && r_gain[lid] > 0`, the reduction's own test on
          * both sides of the barrier above, PoCL 3 and PoCL 5 built code that never set
          * it when SPLIT = 2, so no move was applied (the H100 was right); by the last
-         * lane alone the H100 took 1.3-1.6x as long for the round (BENCHMARKS.md) */
+         * lane alone the H100 took 1.3-1.6x as long for the round (docs/notebook/mmas.md) */
         if (r_gain[slot * SPLIT] > 0)
             atomic_or(&found[slot >> 5], 1u << (slot & 31));
         barrier(CLK_LOCAL_MEM_FENCE);

@@ -36,7 +36,7 @@ inline uint4 ant_draws(const rng_key_t key, const uint ant, const uint iteration
  * log() is finite, and never 1, whose log would be 0 whatever a WRS slot's weight (an
  * earlier (m + 1) / 2^24 gave 1 once in 2^24 draws).  The bits go straight into a float
  * in [1, 2) and 1 - 2^-24 comes off it, exactly (Sterbenz): no int-to-float conversion,
- * which made MMAS's WRS without lists 2-4 % slower (H100, BENCHMARKS.md). */
+ * which made MMAS's WRS without lists 2-4 % slower (H100, docs/notebook/mmas.md). */
 inline float unit_open0(const uint draw)
 {
     return as_float(0x3f800000u | (draw >> 9)) - (1.0f - 0x1p-24f);

@@ -24,9 +24,10 @@
  * step t - offset).  ANTS 256, K 4 (the paper's Table 9).  EVERY:
  * print the selective memory's state every EVERY iterations (before the global update)
  * to stderr.  Prints the best length and its gap % to stdout.  Not part of the package:
- * BENCHMARKS.md (ACS, quality per iteration) cites its figures, from the build above on
- * an x86-64 CPU with FMA: whether a * tau + b is contracted to one rounding changes
- * individual runs (-ffp-contract=off gives other runs of the same distribution). */
+ * docs/notebook/acs.md (quality per iteration) and BENCHMARKS.md (ACS) cite its
+ * figures, from the build above on an x86-64 CPU with FMA: whether a * tau + b is
+ * contracted to one rounding changes individual runs (-ffp-contract=off gives other
+ * runs of the same distribution). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

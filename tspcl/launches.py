@@ -3,7 +3,7 @@
 PyOpenCL wraps every enqueue in a new event object.  For a kernel launched once per
 construction step (acs-gpu: n launches an iteration) the host's enqueue rate then bounds
 the iteration: on the H100 machine about 23 us a launch, where the kernel itself takes
-15 us on a280 (BENCHMARKS.md, "Ant Colony System").  ``enqueue_repeated`` calls
+15 us on a280 (docs/notebook/acs.md, "How it got there").  ``enqueue_repeated`` calls
 clEnqueueNDRangeKernel of the ICD loader that PyOpenCL itself links (so the queue and
 kernel handles are that loader's) through ctypes with no event: the launches are then
 timed by the events of what the caller enqueues around them.  Where no loader can be

@@ -13,11 +13,11 @@ Three variants (the paper's Table 1), all in kernels_cl/acs.cl:
 * ``spm`` (ACS-GPU-SPM): as ``alt`` over the selective pheromone memory of section 3.2,
   ``spm_size`` edges per city, each with its eta^beta (O(n s) memory instead of n x n);
   its greedy step also weighs the current city's stored edges outside the candidate
-  list, as the authors' code does (without it runs stalled, BENCHMARKS.md); racy too.
+  list, as the authors' code does (without it runs stalled, docs/notebook/acs.md); racy too.
 
 The ants read the trails fresh from L2 by default (``reads``), as the paper's Kepler GPU
 did: through the H100's L1 an ant could miss other SMs' ants' local updates for as long
-as a line stayed there, and alt and spm found worse tours (BENCHMARKS.md, Table 9).
+as a line stayed there, and alt and spm found worse tours (docs/notebook/acs.md, Table 9).
 acs-gpu's step launches are enqueued without events (tspcl/launches.py).
 
 An iteration is the construction (and with ls=2opt the ants' 2-opt of
@@ -76,7 +76,7 @@ class AcsParams:
     nearest cities (the MMAS ants' 2-opt); reads: how the ants read the trails, fresh
     (from L2, where every ant's update lands, as on the paper's Kepler GPU; the default)
     or cached (a line may stay in an SM's L1 while other SMs' ants update it: on the H100
-    Table 9's errors were up to 1.8x larger, BENCHMARKS.md; acs.cl FRESH_READS); batch:
+    Table 9's errors were up to 1.8x larger, docs/notebook/acs.md; acs.cl FRESH_READS); batch:
     iterations between status reads."""
 
     variant: str = "spm"

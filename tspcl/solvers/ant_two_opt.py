@@ -23,7 +23,7 @@ class AntTwoOptParams:
     """neighbors: candidates per city (the paper's 32); threads: work-items per ant;
     split: work-items sharing one city's candidates (the paper gives a city a warp of
     32), so the group looks at threads / split cities at a time (128 and 4 were the
-    fastest pair on the H100 for pr1002 and fl3795 with 800 ants, BENCHMARKS.md);
+    fastest pair on the H100 for pr1002 and fl3795 with 800 ants, docs/notebook/mmas.md);
     memory: 'auto' keeps the tour in local memory when it fits, 'global' never does
     (the large-n path, forced to test it on small instances); moves: 'chunk' applies
     every move of a chunk of cities whose edges are still in the tour, 'best' only the

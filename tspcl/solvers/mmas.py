@@ -176,7 +176,7 @@ keeps every slot's weight in local memory (rwm_kept_slots)."""
 def rwm_kept_slots(n: int, cl: int, fallback: str) -> int:
     """The slots whose weights an RWM draw keeps in local memory (aco.cl RWM_KEEP): the
     list's cl when a used-up list takes the best city, else every city below RWM_SMALL,
-    else none.  Measured on the H100 (BENCHMARKS.md): kept, pr1002 without lists took
+    else none.  Measured on the H100 (docs/notebook/mmas.md): kept, pr1002 without lists took
     1.91 ms instead of 2.09; n floats per ant cost more than the reloads they save from
     rl1889 up (fl3795 rwm-ct 48.7 -> 70.0 ms, rl1889 rwm-lc 8.4 -> 9.2)."""
     if cl and fallback == "best":
@@ -188,7 +188,7 @@ def ant_group_size(n: int, max_group: int, cl: int, selection: str) -> int:
     """Work-items per ant, a power of two of at least 32 within the device's limit: with
     candidate lists, the power of two at or above cl (one slot per work-item, 32 for cl
     32); without them, about n/4 up to 128, or up to 64 for RWM below 1,500 cities.
-    Measured (BENCHMARKS.md, MMAS work-group sweeps): with cl 32, 32 beat 64 everywhere;
+    Measured (docs/notebook/mmas.md, work-group sweeps): with cl 32, 32 beat 64 everywhere;
     without cl, 128 was best or within 5 % of the best from d198 to fl3795 (H200), 32 up
     to 2.7x slower, 256 up to 1.7x; RWM with its weights kept in local memory (H100) ran
     faster with 64 than with 128 on pcb442 to pcb1173 (pcb1173 2.54 against 3.14 ms),
