@@ -11,75 +11,10 @@ generations each group's best goes over the worst gene of another group (a rando
 permutation without fixed points, drawn on the host from (seed, generation)).  The host
 reads only the status (a few bytes) after each batch of generations.
 
-Where the paper is explicit this follows it: the crossovers SCX / BCSCX / ARX (section 2)
-over jump indices (2.3, Table 1, eq. 1), fixed rivals and partners with no random
-selection (3.2, 3.3), ARX's two children in slots q + m/2 and q + 3m/4 (3.3), random
-2-opt mutation (4), hybrid = half the offspring by each (4), groups with migration of
-the best (3.4).  Where it is silent or contradicts itself, the choices, with what they
-measured (scripts/ga_convergence.py, xqf131, 2048 genes, 1 group, 100 generations, eps
-after 100 as a fraction, BCSCX / ARX / hybrid; the paper's Table 2: 0.041 / 0.008 /
-0.019, generations to eps 0.1: 35.5 / 67.5 / 26.4):
-
-* Offspring slots.  Section 3.3's text and Fig. 4 pair elites (2q, 2q + 1) and give a
-  one-child crossover (SCX, BCSCX) only m/4 offspring, so a quarter of the pool is never
-  written: those slots keep their random initial genes for ever, and with section 3.2's
-  rivals a quarter of the elites only ever meet them.  Algorithm 1 instead crosses every
-  elite tau with tau + 1.  Here ARX keeps the text's pairs and slots, and a one-child
-  crossover makes Algorithm 1's children of (2q, 2q + 1) and (2q + 1, 2q + 2), so every
-  offspring slot is written each generation; hybrid gives even pairs to ARX and odd ones
-  to BCSCX (half the offspring each).  As written (Fig. 4 slots, j against j + m/2,
-  mutation of 1 % of all genes) the pool ended at 0.179 / 0.092 / 0.156 (1 run).
-* Rivals (competition).  Section 3.2: gene j meets j + m/2.  With fixed partners and a
-  deterministic crossover (BCSCX) every elite then meets the same child every
-  generation: once no child beats its rival the pool freezes (BCSCX stuck at 0.12 from
-  generation 20).  The default `pairs` is what the authors' published code is reported
-  to do: genes 2j and 2j + 1 meet and the winner moves to j, so the elites move every
-  generation and partners change (binary tournaments, elites among elites and offspring
-  among offspring).  `halves` keeps the text's rivals.  4 runs, the other defaults kept:
-  halves 0.051 / 0.107 / 0.047 against pairs 0.050 / 0.054 / 0.031 (ARX then from city 0).
-* Start city.  The paper builds every offspring from city 0 (2.3).  Here BCSCX and ARX
-  (and both halves of hybrid) start from a random city (random_start=all), the offspring
-  stored rotated to start at city 0; SCX keeps city 0 (its template needs it).  BCSCX:
-  from city 0 every greedy construction ends, with its forced long edges, in the same
-  region of the tour; 4 runs, BCSCX from city 0 0.117 against 0.050.  ARX: its rule is
-  the paper's (section 2.4: only the privileged parent recommends, its two legitimate
-  cities of 2.2, the nearer taken, alpha before A and from B, beta between, the other
-  way round for child beta; jump indices of 2.3 / eq. 1), checked line by line against
-  the text and against the authors' published kernel, and ARX children are no worse than
-  BCSCX's (two 2-opt local optima of xqf131 as parents: the child 9 % longer than the
-  better parent, BCSCX's 16 %).  But from city 0 the construction is deterministic, so
-  alike parents give one and the same child whatever the switch points
-  (tests/test_ga_crossover.py), and a converging ARX pool collapses onto a few genes:
-  xqf131, 1 run, 2048 distinct genes and 764 distinct edges at generation 100, 22 genes
-  and 171 edges at 140, the best stuck at 0.030 from generation 120 on (3 runs: 0.030
-  after 200); xql662 stuck at 0.18 / 0.23 after 600 generations (2 runs), never at 0.1.
-  Mutation does not prevent it (3 runs, after 200: mutation_rate 0.1 of the offspring
-  0.030, 0.1 of all genes 0.043).  From random cities the ARX pool stays diverse
-  (xql662: 1992 distinct genes, 2191 edges after 600 generations) and keeps improving:
-  xqf131 0.012 after 200 generations (4 runs, one at the optimum); xql662 reaches 0.1
-  after 520 and 518 generations (2 runs; the paper's Table 2: 532.42) and 0.047 after
-  600.  The cost: ARX is slower early, 89 against 81 generations to 0.1 on xqf131 and
-  0.065 against 0.048 after 100 (4 runs).  Hybrid is the same within noise either way
-  (4 runs: 0.031 against 0.032; xql662 2 runs 0.050 against 0.045).  The paper's
-  xql662 ARX row contradicts itself (0.058 after 100 generations, but 532.42 to reach
-  0.1); the measure here matches its 532.  The published code's switch points (beta
-  for exactly half the positions, B = A + n / 2) measured worse than two random points:
-  xqf131 0.055 against 0.048 (4 runs), xql662 3.86 against 2.26 after 100 (2 runs).
-* Mutation.  "A small fraction of genes" (4): here `mutation_rate` = 2 % of the
-  offspring.  Mutating only offspring keeps every elite, so each group's best survives
-  (elitism, as the published code is reported to keep); mutate=all measured the same
-  within noise (ARX 8 runs: 0.044 both), and rates from 0 to 0.1 of the offspring gave
-  ARX 0.047 to 0.057 (ARX from city 0); 0.3 or more slows every crossover.
-* Groups: Table 2 does not say; Table 4 gives 1 and 8 groups of 2048 genes, and 8 groups
-  are the default here (section 3.4's advice); the Table 2 measure uses groups=1.
-
-With these defaults (8 runs, seeds 1-8): 12.8 / 89.0 / 14.6 generations to 0.1 and
-0.050 / 0.065 / 0.032 after 100.  BCSCX is within the paper's figure (x 1.2), hybrid x 1.7,
-ARX x 8 after 100 generations: ARX reaches 0.1 later than the paper says (89 against 67.5
-generations), then keeps improving (0.012 after 200, 4 runs) where from city 0 it stalled
-at 0.030.  BCSCX and hybrid get to 0.1 faster than the paper (13 against 35.5 and 26.4).
-xql662 (2 runs, 100 generations): 0.052 / 2.45 / 0.050 against the paper's
-0.057 / 0.058 / 0.021; ARX to 0.1 in 519 generations (paper 532.42).
+The crossovers SCX / BCSCX / ARX, jump indices, fixed rivals and partners, random 2-opt
+mutation, hybrid and migrating groups follow the paper where it is explicit; where it is
+silent or contradicts itself (offspring slots, rivals, start city, mutation, groups), the
+choices made and what they measured are in docs/design/ga.md.
 """
 
 from __future__ import annotations
