@@ -23,13 +23,11 @@
 
 #define NONE 0xffffffffu  /* sentinel: no node */
 
+/* The Philox draws of an ant: counter (ant, iteration, step, slot) (common.h rng_philox). */
 inline uint4 ant_draws(const rng_key_t key, const uint ant, const uint iteration,
                        const uint step, const uint slot)
 {
-    philox4x32_key_t k = {{key.seed_lo, key.seed_hi}};
-    philox4x32_ctr_t c = {{ant, iteration, step, slot}};
-    philox4x32_ctr_t r = philox4x32(c, k);
-    return (uint4)(r.v[0], r.v[1], r.v[2], r.v[3]);
+    return rng_philox(key, ant, iteration, step, slot);
 }
 
 /* A uniform float in (0, 1), (m + 1/2) / 2^23 for the draw's top 23 bits m: never 0, so

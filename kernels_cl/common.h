@@ -11,17 +11,25 @@
 
 #include <pyopencl-random123/philox.cl>
 
-/* Random numbers are a pure function of (seed, stream, step): Philox4x32-10 with the
- * 64-bit seed as key and (stream, step, lane-group) as counter.  Same seed, same
- * device, same draws, in whatever order the work-items run. */
+/* Random numbers are a pure function of (seed, counter): Philox4x32-10 with the 64-bit
+ * seed as key.  Same seed, same device, same draws, in whatever order the work-items
+ * run.  rng_philox() is the one wrapper of Philox; rng_block() fills the counter with
+ * (stream, step, lane-group, "ts"), the ants (ants.h ant_draws()) with (ant, iteration,
+ * step, slot). */
 typedef struct { uint seed_lo, seed_hi; } rng_key_t;
+
+inline uint4 rng_philox(const rng_key_t key, const uint c0, const uint c1, const uint c2,
+                        const uint c3)
+{
+    philox4x32_key_t k = {{key.seed_lo, key.seed_hi}};
+    philox4x32_ctr_t c = {{c0, c1, c2, c3}};
+    philox4x32_ctr_t r = philox4x32(c, k);
+    return (uint4)(r.v[0], r.v[1], r.v[2], r.v[3]);
+}
 
 inline uint4 rng_block(const rng_key_t key, const uint stream, const uint step, const uint sub)
 {
-    philox4x32_key_t k = {{key.seed_lo, key.seed_hi}};
-    philox4x32_ctr_t c = {{stream, step, sub, 0x7473u /* "ts" */}};
-    philox4x32_ctr_t r = philox4x32(c, k);
-    return (uint4)(r.v[0], r.v[1], r.v[2], r.v[3]);
+    return rng_philox(key, stream, step, sub, 0x7473u /* "ts" */);
 }
 
 /* A work-item's own stream, for a kernel that draws many numbers in an order fixed by the

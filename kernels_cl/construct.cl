@@ -7,6 +7,7 @@
  * the same tour as a plain sequential host loop, on every device.
  */
 #include "distance.h"
+#include "reduce.h"
 
 #define NO_CITY 0x7fffffff
 
@@ -20,8 +21,8 @@ inline void rem_take(__global int *restrict rem, __global int *restrict where,
     *count -= 1;
 }
 
-/* Work-group argmin of DIST(from, c) over c in rem[0..count): returns (d, c) smallest
- * by distance then index, identical on every work-item. */
+/* Work-group argmin of DIST(from, c) over c in rem[0..count): returns the c of the
+ * smallest (distance, index), identical on every work-item. */
 inline int group_nearest(DIST_PARAMS, __global const int *restrict rem, const int count,
                          const int from, __local int *red_d, __local int *red_j)
 {
@@ -34,22 +35,8 @@ inline int group_nearest(DIST_PARAMS, __global const int *restrict rem, const in
             bj = c;
         }
     }
-    red_d[lid] = bd;
-    red_j[lid] = bj;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int h = wg / 2; h > 0; h >>= 1) {
-        if (lid < h) {
-            const int d = red_d[lid + h], c = red_j[lid + h];
-            if (d < red_d[lid] || (d == red_d[lid] && c < red_j[lid])) {
-                red_d[lid] = d;
-                red_j[lid] = c;
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const int best = red_j[0];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return best;
+    group_least_int(red_d, red_j, &bd, &bj);
+    return bj;
 }
 
 /* Nearest neighbour tour from `start` (Fosin et al. 2013, section 4: NNH over the

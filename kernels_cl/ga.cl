@@ -32,6 +32,7 @@
  * Random numbers: Philox keyed by the seed, counter (purpose, generation, gene or task).
  */
 #include "tour.h"
+#include "reduce.h"
 
 #define SCX 0
 #define BCSCX 1
@@ -363,12 +364,7 @@ __kernel void ga_mutate(const int n, const int size, const int first, const floa
         return;
     const int x = 1 + (int)rng_below(r.y, (uint)(n - 1)), y = 1 + (int)rng_below(r.z, (uint)(n - 1));
     const int i = min(x, y), j = max(x, y);
-    __global int *gene = genes + (long)g * n;
-    for (int k = get_local_id(0); k < (j - i + 1) / 2; k += get_local_size(0)) {
-        const int t = gene[i + k];
-        gene[i + k] = gene[j - k];
-        gene[j - k] = t;
-    }
+    group_reverse_path(genes + (long)g * n, n, i, j - i + 1);  /* j < n: no wrap */
 }
 
 /* Each group's best and worst gene (a work-group per group; ties to the lower index). */
@@ -388,20 +384,9 @@ __kernel void ga_extremes(const int size, __global const long *restrict lengths,
                 bi = j;
             }
         }
-        s_len[lid] = bl;
-        s_idx[lid] = bi;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int h = p / 2; h > 0; h >>= 1) {
-            if (lid < h && (s_len[lid + h] < s_len[lid] ||
-                            (s_len[lid + h] == s_len[lid] && s_idx[lid + h] < s_idx[lid]))) {
-                s_len[lid] = s_len[lid + h];
-                s_idx[lid] = s_idx[lid + h];
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
+        group_least_long(s_len, s_idx, &bl, &bi);
         if (lid == 0)
-            (pass ? worst : best)[group] = group * size + s_idx[0];
-        barrier(CLK_LOCAL_MEM_FENCE);
+            (pass ? worst : best)[group] = group * size + bi;
     }
 }
 

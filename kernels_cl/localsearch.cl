@@ -40,6 +40,7 @@
  * A move is identified by code = (a * M + slot) * CODE_STRIDE + sub.
  */
 #include "distance.h"
+#include "reduce.h"
 
 #ifndef M
 #define M 10
@@ -415,26 +416,6 @@ inline int better(const long g1, const long c1, const long g2, const long c2)
     return g1 > g2 || (g1 == g2 && c1 < c2);
 }
 
-/* Work-group reduction of (gain, code) pairs in local memory (no sub-group functions
- * on NVIDIA's OpenCL); the winner ends in lg[0], lc[0].  Every work-item must call it. */
-inline void group_best(__local long *lg, __local long *lc, const long bg, const long bc)
-{
-    const int lid = get_local_id(0), wg = get_local_size(0);
-    lg[lid] = bg;
-    lc[lid] = bc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    int h = 1;
-    while (2 * h < wg)
-        h *= 2;                       /* wg need not be a power of two (C * M items) */
-    for (; h > 0; h >>= 1) {
-        if (lid < h && lid + h < wg && better(lg[lid + h], lc[lid + h], lg[lid], lc[lid])) {
-            lg[lid] = lg[lid + h];
-            lc[lid] = lc[lid + h];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-}
-
 /* Keeps (g, code) in (bg, bc) when it is better. */
 inline void keep_better(const long g, const long code, long *bg, long *bc)
 {
@@ -589,10 +570,10 @@ __kernel void ls_eval(DIST_PARAMS, __global const int *restrict cand,
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    group_best(lg, lc, gbest, gcode);
+    group_best_gain_long(lg, lc, &gbest, &gcode);
     if (lid == 0) {
-        group_gain[get_group_id(0)] = lg[0];
-        group_code[get_group_id(0)] = lc[0];
+        group_gain[get_group_id(0)] = gbest;
+        group_code[get_group_id(0)] = gcode;
     }
 }
 
@@ -742,7 +723,7 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict cand,
             bg = group_gain[g];
             bc = group_code[g];
         }
-    group_best(lg, lc, bg, bc);
+    group_best_gain_long(lg, lc, &bg, &bc);
     /* lid 0 decides; the rest of the group learns the decision through local memory */
     __local int recheck_all, l_parity, l_mode, l_save, l_restore;
     if (lid == 0) {
@@ -766,9 +747,9 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict cand,
         state[S_FLAGS] = parity | (flags & 4);
         qcount[parity] = 0;
         state[S_STEPS] += 1;
-        if (lg[0] > 0) {
+        if (bg > 0) {
             state[S_MODE] = MODE_IMPROVE;
-            state[S_BEST_CODE] = lc[0];
+            state[S_BEST_CODE] = bc;
         } else if (state[S_BUDGET] == 0 && !full) {
             recheck_all = 1;
             state[S_FLAGS] = parity | 2 | (flags & 4);

@@ -11,6 +11,7 @@
  * edge outside the lists keeps tau_min (kernels_cl/aco.cl computes its weight).
  */
 #include "distance.h"
+#include "reduce.h"
 
 #define W_MATRIX 0
 #define W_CANDIDATES 1
@@ -141,19 +142,9 @@ __kernel void mmas_best(const int n, const int ants, __global const long *restri
             bl = lengths[a];
             ba = a;
         }
-    r_len[lid] = bl;
-    r_ant[lid] = ba;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int h = p / 2; h > 0; h >>= 1) {
-        if (lid < h && (r_len[lid + h] < r_len[lid] ||
-                        (r_len[lid + h] == r_len[lid] && r_ant[lid + h] < r_ant[lid]))) {
-            r_len[lid] = r_len[lid + h];
-            r_ant[lid] = r_ant[lid + h];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const long ib = r_len[0];
-    const int ant = r_ant[0];
+    group_least_long(r_len, r_ant, &bl, &ba);
+    const long ib = bl;
+    const int ant = ba;
     const int improved = ib < status[M_BEST], restart_improved = ib < status[M_RESTART_BEST];
     barrier(CLK_GLOBAL_MEM_FENCE);
     if (improved || restart_improved)  /* most iterations copy nothing */

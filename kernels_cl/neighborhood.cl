@@ -33,6 +33,7 @@
  * length found (aspiration).
  */
 #include "tour.h"
+#include "reduce.h"
 
 #define NB_SWAP 0
 #define NB_2OPT 1
@@ -261,24 +262,6 @@ inline int better(const long d1, const ulong i1, const long d2, const ulong i2)
     return d1 < d2 || (d1 == d2 && i1 < i2);
 }
 
-/* Least (delta, id) over the work-group's slots into slot 0; any work-group size. */
-inline void reduce_best(__local long *l_delta, __local ulong *l_id)
-{
-    const int lid = get_local_id(0), wg = get_local_size(0);
-    int span = 1;
-    while (span < wg)
-        span <<= 1;
-    for (span >>= 1; span > 0; span >>= 1) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < span && lid + span < wg && better(l_delta[lid + span], l_id[lid + span],
-                                                    l_delta[lid], l_id[lid])) {
-            l_delta[lid] = l_delta[lid + span];
-            l_id[lid] = l_id[lid + span];
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-}
-
 /* ---- kernels ---------------------------------------------------------------------- */
 
 /* Evaluate moves id = global id, + global size, ... < count; each work-group writes
@@ -307,13 +290,10 @@ __kernel void nb_eval(DIST_PARAMS, __global const int *restrict tour,
             bi = id;
         }
     }
-    const int lid = get_local_id(0);
-    l_delta[lid] = bd;
-    l_id[lid] = bi;
-    reduce_best(l_delta, l_id);
-    if (lid == 0) {
-        group_delta[get_group_id(0)] = l_delta[0];
-        group_id[get_group_id(0)] = l_id[0];
+    group_least_long_ulong(l_delta, l_id, &bd, &bi);
+    if (get_local_id(0) == 0) {
+        group_delta[get_group_id(0)] = bd;
+        group_id[get_group_id(0)] = bi;
     }
 }
 
@@ -338,19 +318,17 @@ __kernel void nb_apply(DIST_PARAMS, __global int *restrict tour, __global int *r
             bd = group_delta[g];
             bi = group_id[g];
         }
-    l_delta[lid] = bd;
-    l_id[lid] = bi;
-    reduce_best(l_delta, l_id);
+    group_least_long_ulong(l_delta, l_id, &bd, &bi);
     if (lid == 0) {
-        const long delta = l_delta[0];
+        const long delta = bd;
         l_take = delta != NO_MOVE;
         if (!l_take) {
             state[S_DONE] = 1;
         } else {
             move_t mv;
-            decode_move(l_id[0], tour, pos, cand, n, &mv);
+            decode_move(bi, tour, pos, cand, n, &mv);
             l_move = mv;
-            state[S_LAST_ID] = (long)l_id[0];
+            state[S_LAST_ID] = (long)bi;
             state[S_LAST_DELTA] = delta;
             state[S_LAST_TABU] = move_is_tabu(&mv, tabu_until, state[S_ITER]);
 #if NB == NB_2OPT
@@ -382,7 +360,7 @@ __kernel void nb_apply(DIST_PARAMS, __global int *restrict tour, __global int *r
         if (tenure > 0)
             for (int q = 0; q < l_move.ncity; q++)
                 tabu_until[l_move.city[q]] = (int)min(iter + 1 + tenure, (long)INT_MAX);
-        const long cur = state[S_CUR] + l_delta[0];
+        const long cur = state[S_CUR] + bd;
         state[S_CUR] = cur;
         state[S_ITER] = iter + 1;
         l_improved = cur < state[S_BEST];

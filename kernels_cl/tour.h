@@ -6,25 +6,39 @@
 
 #include "distance.h"
 
+/* The work-group's share of reversing the cyclic path of `len` positions from position
+ * `from` in `tour` (element type T, n positions): the pairs of positions x, y swapped,
+ * their cities cx (was at x) and cy (was at y), then SET_POS for the position array
+ * (empty for none). */
+#define GROUP_REVERSE_PAIRS(T, tour, n, from, len, SET_POS)                               \
+    for (int s = get_local_id(0); s < (len) / 2; s += get_local_size(0)) {                \
+        int x = (from) + s, y = (from) + (len) - 1 - s;                                  \
+        x = x >= (n) ? x - (n) : x;                                                      \
+        y = y >= (n) ? y - (n) : y;                                                      \
+        const T cx = tour[x], cy = tour[y];                                              \
+        tour[x] = cy;                                                                    \
+        tour[y] = cx;                                                                    \
+        SET_POS                                                                          \
+    }
+
 /* Reverse the cyclic path of `len` positions from position `from` (pos follows); NAME
  * works on tour and pos arrays of element type T in address space SPACE. */
 #define DEFINE_GROUP_REVERSE(NAME, SPACE, T)                                               \
     inline void NAME(SPACE T *restrict tour, SPACE T *restrict pos, const int n,          \
                      const int from, const int len)                                      \
     {                                                                                    \
-        for (int s = get_local_id(0); s < len / 2; s += get_local_size(0)) {             \
-            int x = from + s, y = from + len - 1 - s;                                    \
-            x = x >= n ? x - n : x;                                                      \
-            y = y >= n ? y - n : y;                                                      \
-            const T cx = tour[x], cy = tour[y];                                          \
-            tour[x] = cy;                                                                \
-            tour[y] = cx;                                                                \
-            pos[cy] = (T)x;                                                              \
-            pos[cx] = (T)y;                                                              \
-        }                                                                                \
+        GROUP_REVERSE_PAIRS(T, tour, n, from, len, pos[cy] = (T)x; pos[cx] = (T)y;)      \
+    }
+
+/* The same without a position array (a GA gene, say). */
+#define DEFINE_GROUP_REVERSE_PATH(NAME, SPACE, T)                                          \
+    inline void NAME(SPACE T *restrict tour, const int n, const int from, const int len) \
+    {                                                                                    \
+        GROUP_REVERSE_PAIRS(T, tour, n, from, len, )                                     \
     }
 
 DEFINE_GROUP_REVERSE(group_reverse, __global, int)
+DEFINE_GROUP_REVERSE_PATH(group_reverse_path, __global, int)
 
 /* The sum of every work-item's value, in `scratch` (one long per work-item, p a power of
  * two); every work-item gets it. */
