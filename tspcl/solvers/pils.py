@@ -36,7 +36,7 @@ WORK_GROUP = 64         # work-items per cell
 QUEUE_SLOTS = 32        # cities a cell's local search evaluates at once (pils.cl QCAP)
 MAX_MOVES = 256         # moves one cell's search applies at most (pils.cl MAX_MOVES)
 KICKS = ("walk", "window")
-CELLS = ("auto", "kd", "tour", "mixed")
+CELLS = ("auto", "kd", "tour")
 MIN_CELL = 16           # the smallest cell worth a work-group
 PARTITIONS = 8          # k-d partitions drawn and kept, used in turn
 SCAN_CHUNK = 4096       # pils.cl SCAN_CHUNK
@@ -52,8 +52,7 @@ MOST_GROUPS = 1024      # the memory plan's bound on GROUPS_PER_UNIT x compute u
 class SegmentIlsParams:
     """kicks: kicks in all, a count or a multiple of n ('100n'), or 'auto': until the
     time limit, or 100n without one; cells: kd (k-d cells of the coordinates), tour
-    (runs of the tour), mixed (kd and tour in turn) or auto (kd where there are
-    coordinates); cell: cities per cell
+    (runs of the tour) or auto (kd where there are coordinates); cell: cities per cell
     at most (0: as many as local memory holds); round_kicks: kicks per cell per round;
     kick: a chain of at most `window` cities moved next to a city found by a random
     walk of `walk` steps over the candidates (walk, linkern's kick) or at most `window`
@@ -174,8 +173,7 @@ class DeviceCells:
         m = min(p.m, cand.m)
         fits = longest_cell(m, rt.limits.local_mem, local_xy)
         self.size = cell_size(p, fits)
-        self.kd = (p.cells in ("kd", "mixed") or (p.cells == "auto" and inst.has_coords)) and n > self.size
-        self.mixed = self.kd and p.cells == "mixed"
+        self.kd = (p.cells == "kd" or (p.cells == "auto" and inst.has_coords)) and n > self.size
         defines = {"M": m, "L_MAX": fits, "WG": WORK_GROUP, "QCAP": QUEUE_SLOTS,
                    "LOCAL_XY": int(local_xy), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
@@ -188,8 +186,8 @@ class DeviceCells:
         self.draws = np.random.default_rng([ctx.seed, 0x63656C6C])   # "cell": the partitions
         self.partitions: list = []
         self.target = min(GROUPS_PER_UNIT * rt.limits.compute_units, MOST_GROUPS)
-        self.most_copies = max_copies(n, self.target)
-        if not self.kd or self.mixed:
+        self.most_copies = max_copies(n, -(-n // self.size), self.target)
+        if not self.kd:
             cells = -(-n // self.size)
             first = (np.arange(cells + 1, dtype=np.int64) * n // cells).astype(np.int32)
             self.tour_cells = (rt.empty(4 * n), rt.to_device(first), rt.empty(4 * n), cells)
@@ -212,11 +210,7 @@ class DeviceCells:
     def cells_of(self, round_no: int):
         """(members, first, cell_of, cells) of round `round_no` (without k-d cells, filled
         from the tour by run_round)."""
-        return self._partition(round_no) if self.on_kd(round_no) else self.tour_cells
-
-    def on_kd(self, round_no: int) -> bool:
-        """Whether round `round_no` searches k-d cells (mixed: every other round)."""
-        return self.kd and not (self.mixed and round_no % 2)
+        return self._partition(round_no) if self.kd else self.tour_cells
 
     def run_round(self, round_no: int, offset: int, descend: bool, budget: int) -> tuple[int, int]:
         """One round on the search's tour (its positions follow): round_kicks kicks per
@@ -224,7 +218,7 @@ class DeviceCells:
         rt, cl, q, s, n, k = self.rt, self.rt.cl, self.rt.queue, self.search, np.int32(self.n), self.k
         seed, wg, events = self.ctx.seed, self.gain_wg, []
         members, first, cell_of, cells = self.cells_of(round_no)
-        if not self.on_kd(round_no):
+        if not self.kd:
             events.append(k["pils_tour_cells"](q, (min(self.n, 1 << 16),), None, s.tour, n,
                                                np.int32(offset), first, np.int32(cells),
                                                members, cell_of))
@@ -260,10 +254,11 @@ class DeviceCells:
         return gain, kicks
 
 
-def max_copies(n: int, target: int) -> int:
+def max_copies(n: int, fewest_cells: int, target: int) -> int:
     """The most copies of a cell a round runs: enough to fill `target` work-groups with
-    one cell, and the copies' staging (16 bytes a city each) within STAGING_CITIES."""
-    return max(1, min(target, STAGING_CITIES // n))
+    the fewest cells a partition has (cells hold at most n / fewest_cells cities), and
+    the copies' staging (16 bytes a city each) within STAGING_CITIES."""
+    return max(1, min(target // fewest_cells, STAGING_CITIES // n))
 
 
 def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
