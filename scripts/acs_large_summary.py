@@ -16,10 +16,9 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tspcl.optima import gap_percent, read_optima_csv  # noqa: E402
-from tspcl.tsplib import parse_log  # noqa: E402
+from tspcl.optima import gap_percent, read_optima_csv
+from tspcl.scripting import run_script
+from tspcl.tsplib import parse_log
 
 # Table 10: best of 5 runs of 1000 n solutions (error %, total time s).
 PAPER_TABLE10 = {
@@ -66,4 +65,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

@@ -15,17 +15,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tspcl.device import Runtime  # noqa: E402
-from tspcl.device_instance import DeviceInstance  # noqa: E402
-from tspcl.solvers import SolveContext  # noqa: E402
-from tspcl.solvers import mmas  # noqa: E402
-from tspcl.solvers.ant_two_opt import MOVES, AntTwoOptParams  # noqa: E402
-from tspcl.solvers.construct import NearestNeighborParams, run_nn  # noqa: E402
-from tspcl.tsplib import read_problem  # noqa: E402
+from tspcl.scripting import nn_context, open_runtime, run_script
+from tspcl.solvers import mmas
+from tspcl.solvers.ant_two_opt import MOVES, AntTwoOptParams
+from tspcl.tsplib import read_problem
 
 
 def ms(event) -> float:
@@ -34,8 +28,7 @@ def ms(event) -> float:
 
 def run(rt, inst, ants: int, iterations: int, ls: AntTwoOptParams):
     """Per iteration: (construction ms, 2-opt ms, whole iteration ms); the last best."""
-    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=1)
-    run_nn(ctx, NearestNeighborParams())
+    ctx = nn_context(rt, inst)
     p = mmas.MmasParams(variant="rwm-bt", cl=32, ants=ants, rho=0.9, ls="2opt")
     colony = mmas.DeviceColony(ctx, p, ls)
     ctx.timed(colony.start(ctx.best_length))
@@ -61,8 +54,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.iterations < 12:
         ap.error("--iterations must be at least 12 (iteration 0, 1-10 and the last ten)")
-    rt = Runtime.from_spec(args.device)
-    print(f"device {rt.name}", file=sys.stderr)
+    rt = open_runtime(args.device)
     print("| instance | ants | threads | split | moves | tour in | 2-opt ms it 0 | it 1-10 | last 10 | "
           "construction ms | iteration ms | best after |")
     print("| --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -82,4 +74,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

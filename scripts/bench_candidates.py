@@ -23,18 +23,15 @@ import statistics
 import sys
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tspcl.device import Runtime  # noqa: E402
-from tspcl.device_instance import DeviceInstance  # noqa: E402
-from tspcl.errors import TspclError  # noqa: E402
-from tspcl.gen import generate  # noqa: E402
-from tspcl.neighbors import CandidateParams, build_candidates  # noqa: E402
-from tspcl.run import solve  # noqa: E402
-from tspcl.solvers import REGISTRY  # noqa: E402
-from tspcl.version import version_string  # noqa: E402
+from tspcl.device import Runtime
+from tspcl.device_instance import DeviceInstance
+from tspcl.gen import generate
+from tspcl.neighbors import CandidateParams, build_candidates
+from tspcl.run import solve
+from tspcl.scripting import open_runtime, run_script
+from tspcl.solvers import REGISTRY
+from tspcl.version import version_string
 
 SOLVERS = ["nn", "greedy", "sfc", "random"]
 SOLVER_REPEATS = 3
@@ -83,32 +80,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", metavar="OUT", default=None)
     ap.add_argument("--no-solvers", action="store_true", help="time only the candidate lists")
     args = ap.parse_args(argv)
-    try:
-        rt = Runtime.from_spec(args.device)
-        params = CandidateParams(args.kind, args.k)
-        results = []
-        for n in args.n:
-            t0 = time.perf_counter()
-            inst = generate("uniform", n, seed=1)
-            log(f"uniform{n}: generated in {time.perf_counter() - t0:.1f} s")
-            dinst = DeviceInstance(rt, inst)
-            r = time_candidates(rt, dinst, params, args.repeats)
-            results.append({"n": n, **r})
-            log(f"  {r['what']}: kernel {r['kernel_s']:.4f} s, wall {r['wall_s']:.4f} s")
-            del dinst
-            if args.no_solvers:
+    rt = open_runtime(args.device)
+    params = CandidateParams(args.kind, args.k)
+    results = []
+    for n in args.n:
+        t0 = time.perf_counter()
+        inst = generate("uniform", n, seed=1)
+        log(f"uniform{n}: generated in {time.perf_counter() - t0:.1f} s")
+        dinst = DeviceInstance(rt, inst)
+        r = time_candidates(rt, dinst, params, args.repeats)
+        results.append({"n": n, **r})
+        log(f"  {r['what']}: kernel {r['kernel_s']:.4f} s, wall {r['wall_s']:.4f} s")
+        del dinst
+        if args.no_solvers:
+            continue
+        for name in SOLVERS:
+            if name in ("nn", "greedy") and n > BIG:
+                log(f"  {name}: skipped above {BIG:,} cities")
                 continue
-            for name in SOLVERS:
-                if name in ("nn", "greedy") and n > BIG:
-                    log(f"  {name}: skipped above {BIG:,} cities")
-                    continue
-                s = time_solver(rt, inst, name, args.k)
-                results.append({"n": n, **s})
-                log(f"  {s['what']}: kernel {s['kernel_s']:.4f} s, wall {s['wall_s']:.4f} s, "
-                    f"length {s['length']}")
-    except TspclError as e:
-        print(f"bench_candidates: {e.message}", file=sys.stderr)
-        return e.exit_code
+            s = time_solver(rt, inst, name, args.k)
+            results.append({"n": n, **s})
+            log(f"  {s['what']}: kernel {s['kernel_s']:.4f} s, wall {s['wall_s']:.4f} s, "
+                f"length {s['length']}")
     command = shlex.join(["python", "scripts/bench_candidates.py",
                           *(sys.argv[1:] if argv is None else argv)])
     meta = {"device": rt.name, "version": version_string(),
@@ -125,13 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         from tspcl.output import write_atomic
 
-        try:
-            write_atomic(args.json, json.dumps({**meta, "results": results}, indent=1) + "\n")
-        except TspclError as e:
-            print(f"bench_candidates: {e.message}", file=sys.stderr)
-            return e.exit_code
+        write_atomic(args.json, json.dumps({**meta, "results": results}, indent=1) + "\n")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

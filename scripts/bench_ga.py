@@ -18,15 +18,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tspcl.device import Runtime  # noqa: E402
-from tspcl.device_instance import DeviceInstance  # noqa: E402
-from tspcl.solvers import SolveContext  # noqa: E402
-from tspcl.solvers import ga  # noqa: E402
-from tspcl.tsplib import read_problem  # noqa: E402
+from tspcl.device_instance import DeviceInstance
+from tspcl.scripting import open_runtime, run_script
+from tspcl.solvers import SolveContext, ga
+from tspcl.tsplib import read_problem
 
 
 def generation_times(dinst: DeviceInstance, p: ga.GaParams, warmup: int, generations: int) -> list[float]:
@@ -53,8 +49,7 @@ def main() -> int:
     ap.add_argument("--generations", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
     args = ap.parse_args()
-    rt = Runtime.from_spec(args.device)
-    print(f"device {rt.name}", file=sys.stderr)
+    rt = open_runtime(args.device)
     print("| instance | n | genes | groups | crossover | ms per generation |")
     print("| --- | ---: | ---: | ---: | --- | ---: |")
     for path in args.instances:
@@ -74,4 +69,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

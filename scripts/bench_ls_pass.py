@@ -15,22 +15,15 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tspcl.device import Runtime  # noqa: E402
-from tspcl.device_instance import DeviceInstance  # noqa: E402
-from tspcl.solvers import SolveContext  # noqa: E402
-from tspcl.solvers import localsearch as ls  # noqa: E402
-from tspcl.solvers.construct import NearestNeighborParams, run_nn  # noqa: E402
-from tspcl.neighbors import CandidateParams  # noqa: E402
-from tspcl.tsplib import read_problem  # noqa: E402
+from tspcl.neighbors import CandidateParams
+from tspcl.scripting import nn_context, open_runtime, run_script
+from tspcl.solvers import localsearch as ls
+from tspcl.tsplib import read_problem
 
 
 def pass_times(rt, inst, operators: str, repeats: int) -> list[float]:
-    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=1)
-    run_nn(ctx, NearestNeighborParams())
+    ctx = nn_context(rt, inst)
     cand = ctx.candidates(CandidateParams("quadrant", 40))
     search = ls.DeviceSearch(ctx, cand, ls.LocalSearchParams(ls=operators))
     search.load(ctx.best_order, ctx.best_length)  # every city queued
@@ -73,7 +66,7 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--metric", default=None, help="only instances of this EDGE_WEIGHT_TYPE")
     args = ap.parse_args()
-    runtimes = [Runtime.from_spec(d) for d in args.device]
+    runtimes = [open_runtime(d) for d in args.device]
     print("| instance | n | ls | device | median pass ms |")
     print("| --- | ---: | --- | --- | ---: |")
     rows = []
@@ -96,4 +89,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

@@ -14,21 +14,14 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tspcl.device import Runtime  # noqa: E402
-from tspcl.device_instance import DeviceInstance  # noqa: E402
-from tspcl.solvers import SolveContext  # noqa: E402
-from tspcl.solvers import mmas  # noqa: E402
-from tspcl.solvers.construct import NearestNeighborParams, run_nn  # noqa: E402
-from tspcl.tsplib import read_problem  # noqa: E402
+from tspcl.scripting import nn_context, open_runtime, run_script
+from tspcl.solvers import mmas
+from tspcl.tsplib import read_problem
 
 
 def construction_times(rt, inst, p: mmas.MmasParams, warmup: int, iterations: int):
-    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=1)
-    run_nn(ctx, NearestNeighborParams())
+    ctx = nn_context(rt, inst)
     colony = mmas.DeviceColony(ctx, p)
     ctx.timed(colony.start(ctx.best_length))
     times = []
@@ -51,8 +44,7 @@ def main() -> int:
     ap.add_argument("--ants", type=int, default=0)
     ap.add_argument("--threads", type=int, default=0)
     args = ap.parse_args()
-    rt = Runtime.from_spec(args.device)
-    print(f"device {rt.name}", file=sys.stderr)
+    rt = open_runtime(args.device)
     print("| instance | n | variant | cl | work-items per ant | ms per iteration | solutions/s |")
     print("| --- | ---: | --- | ---: | ---: | ---: | ---: |")
     for path in args.instances:
@@ -73,4 +65,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

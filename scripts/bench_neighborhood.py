@@ -17,23 +17,16 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tspcl.device import Runtime  # noqa: E402
-from tspcl.device_instance import DeviceInstance  # noqa: E402
-from tspcl.solvers import SolveContext  # noqa: E402
-from tspcl.solvers import neighborhood as nbs  # noqa: E402
-from tspcl.solvers.construct import NearestNeighborParams, run_nn  # noqa: E402
-from tspcl.tsplib import read_problem  # noqa: E402
+from tspcl.scripting import nn_context, open_runtime, run_script
+from tspcl.solvers import neighborhood as nbs
+from tspcl.tsplib import read_problem
 
 PAPER_ITERATIONS = 10_000
 
 
 def iteration_times(rt, inst, p: nbs.TabuParams, warmup: int, iterations: int) -> list[float]:
-    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=1)
-    run_nn(ctx, NearestNeighborParams())
+    ctx = nn_context(rt, inst)
     search = nbs.DeviceNeighborhoodSearch(ctx, p, p.tenure)
     search.load(ctx.best_order, ctx.best_length, budget=warmup + iterations)
     config = search.control.current
@@ -55,9 +48,7 @@ def main() -> int:
     ap.add_argument("--group", type=int, default=nbs.DEFAULT_GROUP)
     ap.add_argument("--threads", type=int, default=0)
     args = ap.parse_args()
-    runtimes = [Runtime.from_spec(d) for d in args.device]
-    for rt in runtimes:
-        print(f"device {rt.name}", file=sys.stderr)
+    runtimes = [open_runtime(d) for d in args.device]
     names = [rt.name.split(" (")[0] for rt in runtimes]
     head = " | ".join(f"{d} us/iter | {d} 10,000 iter s" for d in names)
     print(f"| instance | n | neighbourhood | moves | {head} |"
@@ -78,4 +69,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

@@ -17,11 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tspcl.device import Runtime, all_devices, choose_device, describe  # noqa: E402
-from tspcl.device_instance import DeviceInstance  # noqa: E402
-from tspcl.tsplib import read_problem, read_tour  # noqa: E402
+from tspcl.device import Runtime
+from tspcl.device_instance import DeviceInstance
+from tspcl.scripting import open_runtimes, run_script
+from tspcl.tsplib import read_problem, read_tour
 
 DEFAULT_DIRS = ["../shared/instances", ".bench/instances"]
 
@@ -74,11 +73,10 @@ def main() -> int:
     args = ap.parse_args()
     dirs = args.dirs or [d for d in DEFAULT_DIRS if Path(d).is_dir()][:1]
     files = instance_files(dirs)
-    devs = all_devices() if args.devices == "all" else [choose_device(args.devices)]
     failed = False
-    for dev in devs:
-        n_inst, n_pairs, bad = check(Runtime(dev), files, args.pairs)
-        print(f"{describe(dev)}: {n_inst} instances, {n_pairs} pairs, {len(bad)} instances with mismatches")
+    for rt in open_runtimes([args.devices]):
+        n_inst, n_pairs, bad = check(rt, files, args.pairs)
+        print(f"{rt.name}: {n_inst} instances, {n_pairs} pairs, {len(bad)} instances with mismatches")
         for line in bad:
             print("  " + line)
         failed |= bool(bad)
@@ -86,4 +84,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

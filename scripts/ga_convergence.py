@@ -30,17 +30,13 @@ import dataclasses
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tspcl.device import Runtime  # noqa: E402
-from tspcl.device_instance import DeviceInstance  # noqa: E402
-from tspcl.optima import known_optimum  # noqa: E402
-from tspcl.solvers import SolveContext  # noqa: E402
-from tspcl.solvers import ga  # noqa: E402
-from tspcl.solvers.mmas import M_BEST  # noqa: E402
-from tspcl.tsplib import read_problem  # noqa: E402
+from tspcl.device_instance import DeviceInstance
+from tspcl.optima import known_optimum
+from tspcl.scripting import open_runtime, run_script
+from tspcl.solvers import SolveContext, ga
+from tspcl.solvers.mmas import M_BEST
+from tspcl.tsplib import read_problem
 
 
 def parse_overrides(items: list[str]) -> dict:
@@ -95,11 +91,11 @@ def main() -> int:
     optimum = args.optimum if args.optimum is not None else known_optimum(inst)
     if not optimum:
         raise SystemExit(f"no known optimum for {inst.name}: give --optimum")
-    rt = Runtime.from_spec(args.device)
+    rt = open_runtime(args.device)
     dinst = DeviceInstance(rt, inst)
     overrides = parse_overrides(args.param)
     report_at = min(args.report_at, args.generations)
-    print(f"device {rt.name}; {inst.name} n={inst.n} optimum {optimum}; {args.runs} runs, "
+    print(f"{inst.name} n={inst.n} optimum {optimum}; {args.runs} runs, "
           f"{args.population} genes, {args.groups} group(s), {args.generations} generations"
           + (f"; {' '.join(args.param)}" if args.param else ""), file=sys.stderr)
     print(f"| crossover | runs | generations to eps <= {args.target:g} (mean) | reached | "
@@ -135,4 +131,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

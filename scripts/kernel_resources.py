@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tspcl.device import Runtime  # noqa: E402
+from tspcl.scripting import open_runtime, run_script
 
 
 def main() -> int:
@@ -28,7 +25,7 @@ def main() -> int:
     ap.add_argument("defines", nargs="*", help="KEY=VALUE, passed as -D KEY=VALUE")
     ap.add_argument("--device", default="auto")
     args = ap.parse_args()
-    rt = Runtime.from_spec(args.device)
+    rt = open_runtime(args.device)
     cl, dev = rt.cl, rt.device
     nvidia = "NVIDIA" in dev.platform.name.upper()
     defines = dict(d.split("=", 1) for d in args.defines)
@@ -47,4 +44,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

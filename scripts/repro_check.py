@@ -26,17 +26,14 @@ import dataclasses
 import hashlib
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tspcl.bench import shared_instances_dir  # noqa: E402
-from tspcl.device import Runtime, all_devices, choose_device  # noqa: E402
-from tspcl.errors import DeviceMemoryError, TspclError  # noqa: E402
-from tspcl.run import solve  # noqa: E402
-from tspcl.solvers import REGISTRY  # noqa: E402
-from tspcl.solvers.base import MAX_COUNT, MAX_SEED  # noqa: E402
-from tspcl.tsplib import format_tour, read_problem  # noqa: E402
+from tspcl.bench import shared_instances_dir
+from tspcl.errors import DeviceMemoryError
+from tspcl.run import solve
+from tspcl.scripting import open_runtimes, run_script
+from tspcl.solvers import REGISTRY
+from tspcl.solvers.base import MAX_COUNT, MAX_SEED
+from tspcl.tsplib import format_tour, read_problem
 
 SHARED_DEFAULTS = ["tsplib/berlin52.tsp", "tsplib/gr96.tsp", "tsplib/bays29.tsp",
                    "atsp/ftv33.atsp"]
@@ -164,19 +161,6 @@ def default_instances() -> list:
     return out
 
 
-def runtimes_for(specs: list[str]) -> list[Runtime]:
-    devs = []
-    for s in specs:
-        devs += all_devices() if s.lower() == "all" else [choose_device(s)]
-    seen, out = set(), []
-    for d in devs:
-        key = (d.platform.name, d.name, d.int_ptr)
-        if key not in seen:
-            seen.add(key)
-            out.append(Runtime(d))
-    return out
-
-
 def whole_number(lo: int, hi: int):
     """An argparse type: an integer from lo to hi (else argparse's usage error, status 2)."""
     def parse(text: str) -> int:
@@ -203,13 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--iterations", type=whole_number(0, MAX_COUNT), default=50,
                     help="iteration limit of iterative solvers (default 50)")
     args = ap.parse_args(argv)
-    try:
-        instances = ([read_problem(p) for p in args.instances] if args.instances
-                     else default_instances())
-        runtimes = runtimes_for(args.devices)
-    except TspclError as e:
-        print(f"repro_check: {e.message}", file=sys.stderr)
-        return e.exit_code
+    instances = ([read_problem(p) for p in args.instances] if args.instances
+                 else default_instances())
+    runtimes = open_runtimes(args.devices)
     print(f"devices: {', '.join(rt.name for rt in runtimes)}")
     print(f"instances: {', '.join(f'{i.name} ({i.n}, {i.weight_type})' for i in instances)}")
     print(f"algorithms: {', '.join(REGISTRY)}; seeds: {' '.join(map(str, args.seeds))}\n")
@@ -228,4 +208,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

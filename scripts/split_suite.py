@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tomllib
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import tomllib
 
-from tspcl.bench import load_suite  # noqa: E402
+from tspcl.bench import load_suite
+from tspcl.scripting import run_script
 
 
 def toml_value(v) -> str:
@@ -61,4 +61,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))
