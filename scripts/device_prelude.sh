@@ -1,4 +1,4 @@
-# Sourced by the scripts/gpu_*.sh batches on the GPU machine: installs the carried
+# Sourced by scripts/gpu_batch.sh and scripts/gpu_pils.sh on the GPU machine: installs the carried
 # wheels (.whl), points the tools at the carried instances (.bench/instances), prepares
 # $OUT and defines `step`, which logs a timestamped heading to $OUT/$1.log, and
 # `run_suite NAME TIMEOUT`, which runs scripts/suites/NAME.toml on the GPU (SUITE_SEEDS,
@@ -20,7 +20,7 @@ run_suite() {
   if [ "${GPUS:-1}" -gt 1 ]; then   # one part per GPU (scripts/split_suite.py)
     python3 scripts/split_suite.py "$spec" "$GPUS" "/tmp/$suite-parts"
     for i in $(seq 0 $((GPUS - 1))); do
-      CUDA_VISIBLE_DEVICES=$i timeout "$2" python3 scripts/bench.py "/tmp/$suite-parts/part$i.toml" \
+      CUDA_VISIBLE_DEVICES=$i timeout "$2" python3 -m tspcl bench "/tmp/$suite-parts/part$i.toml" \
           --device gpu --out "/tmp/$suite-$i" > "$OUT/$suite.part$i.progress.log" 2>&1 &
     done
     wait
@@ -31,7 +31,7 @@ run_suite() {
     done
     return
   fi
-  timeout "$2" python3 scripts/bench.py "$spec" --device gpu --out "/tmp/$suite" \
+  timeout "$2" python3 -m tspcl bench "$spec" --device gpu --out "/tmp/$suite" \
       > "$OUT/$suite.progress.log" 2>&1; tail -2 "$OUT/$suite.progress.log" | tee -a "$LOG"
   cp "/tmp/$suite/results.md" "$OUT/$suite.md" 2>/dev/null
   cp "/tmp/$suite/results.json" "$OUT/$suite.json" 2>/dev/null

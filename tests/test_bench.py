@@ -18,6 +18,15 @@ from tspcl.gen import generate, known_optimum
 from tspcl.tsplib import RunLog, format_log
 
 CIRCLE50_OPT = known_optimum(generate("circle", 50))
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _python(*args, cwd=None) -> subprocess.CompletedProcess:
+    """python ARGS with this checkout's tspcl importable, as an installed package is."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+
 
 SPEC = """
 name = "tiny"
@@ -123,13 +132,27 @@ def test_whole_spec_checked_first(tmp_path):
         load_suite(_write(tmp_path, text))
 
 
+def test_cli_writes_to_bench_out_spec_name_by_default(tmp_path, rt):  # noqa: F811
+    """``tspcl bench SPEC`` without --out: bench-out/SPEC (the spec's name without .toml)
+    under the current folder, so that suites run in turn keep their results apart."""
+    _write(tmp_path, '[[group]]\ninstances = ["gen:circle:20"]\nalgorithms = ["nn"]\n'
+                     'seeds = [1]\n', "tiny_nn.toml")
+    device = os.environ.get("TSPCL_TEST_DEVICE")
+    r = _python("-m", "tspcl", "bench", "tiny_nn.toml", *(["--device", device] if device else []),
+                cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "bench-out" / "tiny_nn"
+    assert sorted(p.name for p in out.iterdir()) == ["results.csv", "results.json", "results.md"]
+    assert [row["algorithm"] for row in json.loads((out / "results.json").read_text())["rows"]] == ["nn"]
+
+
 def test_missing_spec_file(tmp_path):
     with pytest.raises(MissingInputError):
         run_suite(str(tmp_path / "nope.toml"), None, str(tmp_path / "out"))
 
 
 def test_shipped_suites_parse():
-    suites = Path(__file__).resolve().parents[1] / "scripts" / "suites"
+    suites = ROOT / "scripts" / "suites"
     for spec in sorted(suites.glob("*.toml")):
         try:
             suite = load_suite(str(spec))
@@ -176,9 +199,9 @@ def test_acs_large_summary_reads_errors_and_when_the_paper_s_was_reached(tmp_pat
         path = tmp_path / f"rl11849.{seed}.log"
         path.write_text(format_log(RunLog("rl11849", "acs", {"variant": "spm"}, "gpu", seed, "x", progress)))
         logs.append(str(path))
-    script = Path(__file__).resolve().parents[1] / "scripts" / "acs_large_summary.py"
-    out = subprocess.run([sys.executable, str(script), str(tmp_path / "optima.csv"), *logs],
-                         capture_output=True, text=True, check=True).stdout
+    r = _python(str(ROOT / "scripts" / "acs_large_summary.py"), str(tmp_path / "optima.csv"), *logs)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
     row = next(line for line in out.splitlines() if line.startswith("| rl11849"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1] == "3"                                   # runs

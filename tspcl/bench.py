@@ -1,6 +1,6 @@
 """Benchmark suites: instances x algorithms x parameters x seeds, timed, to CSV/JSON/MD.
 
-``tspcl bench SPEC`` (or ``python scripts/bench.py SPEC``) reads a TOML suite spec::
+``tspcl bench SPEC`` reads a TOML suite spec::
 
     name = "construct"
     warmup = 1            # untimed runs of each (instance, algorithm, params) before measuring
@@ -28,7 +28,8 @@ is a :class:`~tspcl.errors.UsageError`, a missing instance file a
 ATSP, sfc without coordinates) are skipped with a note on stderr.  One
 :class:`~tspcl.device.Runtime` serves the whole suite, so kernels are built once.
 
-Output (in ``out_dir``): ``results.csv`` and ``results.json`` with one row per measured
+Output (in ``out_dir``, by default ``bench-out/`` and the spec file's name without its
+suffix): ``results.csv`` and ``results.json`` with one row per measured
 run (:data:`COLUMNS`), and ``results.md``: a header line (device, suite, version, date,
 command) and a table with one line per (instance, algorithm, params) giving the runs,
 median length, mean gap %, median wall seconds, median kernel seconds and median
@@ -266,20 +267,27 @@ def _note(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_suite(spec_file: str, device: str | None, out_dir: str,
+def default_out_dir(spec_file: str) -> Path:
+    """Where a suite's results go unless told: bench-out/SPEC, SPEC the spec file's name
+    without its suffix, so that suites run one after another keep their results."""
+    return Path("bench-out") / Path(spec_file).stem
+
+
+def run_suite(spec_file: str, device: str | None, out_dir: str | None = None,
               command: str | None = None) -> list[dict]:
-    """Run the suite in ``spec_file`` on ``device``; write and return the rows."""
+    """Run the suite in ``spec_file`` on ``device``; write the rows to ``out_dir``
+    (None: :func:`default_out_dir`) and return them."""
     from .device import Runtime
     from .run import params_dict, solve
     from .solvers import get_solver
     from .version import version_string
 
     suite = load_suite(spec_file)
-    out = Path(out_dir)
+    out = default_out_dir(spec_file) if out_dir is None else Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise OutputError(f"{out_dir}: cannot create output folder ({e.strerror})") from None
+        raise OutputError(f"{out}: cannot create output folder ({e.strerror})") from None
     rt = Runtime.from_spec(device)
     version = version_string()
     command = command if command is not None else shlex.join(sys.argv)

@@ -388,9 +388,10 @@ def gen(
 def bench(
     spec_file: str = typer.Argument(..., help="Suite spec (TOML): instances x algorithms x seeds."),
     device: Optional[str] = typer.Option(None, "--device", "-d", help="As for solve."),
-    out: str = typer.Option("bench-out", "--out", help="Folder for results.csv/.json/.md."),
+    out: Optional[str] = typer.Option(None, "--out", help="Folder for results.csv/.json/.md "
+                                      "(default bench-out/SPEC, SPEC without its suffix)."),
 ):
-    """Run a benchmark suite and write CSV, JSON and a markdown table (see scripts/)."""
+    """Run a benchmark suite and write CSV, JSON and a markdown table (suites: scripts/suites/)."""
     from .bench import run_suite
 
     run_suite(spec_file, device, out)
