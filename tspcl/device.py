@@ -1,9 +1,10 @@
 """OpenCL devices: listing, choosing, building kernels, planning memory.
 
 A :class:`Runtime` wraps one device with a profiling-enabled queue.  Programs are built
-from ``kernels_cl/`` with local ``#include "x.h"`` lines inlined in Python (so that a driver
-build cache keyed on the source string sees every header edit) and memoized per
-(program, defines); kernels are fetched once per program.
+from ``kernels_cl/`` (or from a kernel file elsewhere, such as the tests' checks, with the
+headers of ``kernels_cl/`` at hand) with local ``#include "x.h"`` lines inlined in Python
+(so that a driver build cache keyed on the source string sees every header edit) and
+memoized per (program, defines); kernels are fetched once per program.
 """
 
 from __future__ import annotations
@@ -37,13 +38,17 @@ def kernel_dir() -> Path:
     raise FileNotFoundError("kernels_cl/ not found beside the tspcl package")
 
 
-def load_source(name: str, seen: set[str] | None = None) -> str:
-    """Source of kernels_cl/NAME with local includes inlined (each header once)."""
+def load_source(name: str | Path, seen: set[Path] | None = None) -> str:
+    """Source of kernels_cl/NAME, or of the file at path NAME, with local includes inlined
+    (each header once): a header is looked up beside the file that includes it, then in
+    kernels_cl/."""
     seen = set() if seen is None else seen
-    text = (kernel_dir() / name).read_text()
+    path = name if isinstance(name, Path) else kernel_dir() / name
+    text = path.read_text()
 
     def inline(m: re.Match) -> str:
-        header = m.group(1)
+        beside = path.parent / m.group(1)
+        header = (beside if beside.is_file() else kernel_dir() / m.group(1)).resolve()
         if header in seen:
             return ""
         seen.add(header)
@@ -235,13 +240,14 @@ class Runtime:
             compute_units=int(d.max_compute_units), is_gpu=is_gpu(d))
 
     # ---- programs and kernels -------------------------------------------------------
-    def program(self, name: str, defines: dict | None = None, options: tuple = ()):
-        """Build (once) kernels_cl/NAME.cl with ``-D`` defines and further build options
-        (none for the solvers; scripts/kernel_resources.py asks for a compiler report)."""
+    def program(self, name: str | Path, defines: dict | None = None, options: tuple = ()):
+        """Build (once) kernels_cl/NAME.cl, or the kernel file at path NAME, with ``-D``
+        defines and further build options (none for the solvers;
+        scripts/kernel_resources.py asks for a compiler report)."""
         key = (name, tuple(sorted((defines or {}).items())), tuple(options))
         prog = self._programs.get(key)
         if prog is None:
-            src = load_source(f"{name}.cl")
+            src = load_source(name if isinstance(name, Path) else f"{name}.cl")
             opts = [f"-D{k}={v}" for k, v in key[1]] + list(options)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # compiler chatter is not the user's business
@@ -250,7 +256,7 @@ class Runtime:
             self._programs[key] = prog
         return prog
 
-    def kernel(self, name: str, kernel_name: str, defines: dict | None = None):
+    def kernel(self, name: str | Path, kernel_name: str, defines: dict | None = None):
         """A kernel object, fetched once per (program, defines, kernel)."""
         key = (name, tuple(sorted((defines or {}).items())), kernel_name)
         k = self._kernels.get(key)
