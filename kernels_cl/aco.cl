@@ -34,12 +34,8 @@
  * The full phase reads WEIGHTS = W_MATRIX: w[cur * n + v] for every edge (choice_info,
  * section 2.1); WEIGHTS = W_CANDIDATES (beyond the paper: pheromone on candidate edges
  * only, O(n cl) memory): an unlisted edge weighs tau_min^alpha * eta^beta (fallback_tau =
- * tau_min^alpha), computed when needed.  WRS reads reciprocals everywhere. */
-#define W_MATRIX 0
-#define W_CANDIDATES 1
-#ifndef WEIGHTS
-#define WEIGHTS W_MATRIX
-#endif
+ * tau_min^alpha), computed when needed.  WRS reads reciprocals everywhere.  The host
+ * passes the stores' codes W_MATRIX, W_CANDIDATES (tspcl/solvers/mmas.py STORES). */
 #ifndef FALLBACK_BEST
 #define FALLBACK_BEST 1
 #endif

@@ -715,7 +715,7 @@ __kernel void acs_global(DIST_PARAMS, __global const int *restrict best_tour,
     const uint i = get_global_id(0), un = (uint)n;
     if (i >= un)
         return;
-    const float deposit = alpha / (float)status[2];  /* kernels_cl/mmas.cl M_BEST */
+    const float deposit = alpha / (float)status[B_BEST];  /* best.h, from the host */
     const uint a = (uint)best_tour[i];
     for (uint c = 0; c < copies; c++) {
 #if STORE == STORE_SPM

@@ -11,13 +11,11 @@
  * edge outside the lists keeps tau_min (kernels_cl/aco.cl computes its weight).
  */
 #include "distance.h"
-#include "reduce.h"
+#include "best.h"
 
-#define W_MATRIX 0
-#define W_CANDIDATES 1
-#ifndef WEIGHTS
-#define WEIGHTS W_MATRIX
-#endif
+/* The host passes the stores' codes W_MATRIX, W_CANDIDATES (tspcl/solvers/mmas.py
+ * STORES), the store WEIGHTS, the deposit sources SOURCE_* (SOURCES) and the status
+ * words B_* (tspcl/solvers/best.py BestWord). */
 #if WEIGHTS == W_CANDIDATES
 #define WIDTH CL
 #else
@@ -37,13 +35,6 @@ inline long edge_cell(const int n, __global const int *restrict cand, const int 
 #endif
 }
 
-/* status words (long), tspcl/solvers/mmas.py M_* */
-#define M_ITER_BEST 0   /* this iteration's shortest length */
-#define M_ITER_ANT 1    /* and its ant */
-#define M_BEST 2        /* the global best length (LONG_MAX before the first) */
-#define M_BEST_ITER 3   /* the iteration that found it */
-#define M_RESTART_BEST 4  /* the best length since the trails were last reset */
-#define M_RESTART_ITER 5  /* the iteration that found it */
 /* limits (double): tau_min, tau_max */
 
 /* eta^beta of every stored edge (eta = 1/d, d = 0 counted as 0.5), once per run. */
@@ -87,13 +78,8 @@ __kernel void mmas_trails(const ulong cells, __global float *restrict tau,
     set_weight(id, t, alpha, heur, weight, inv_weight);
 }
 
-/* The tours a deposit can follow (tspcl/solvers/mmas.py SOURCES) */
-#define SOURCE_ITERATION 0
-#define SOURCE_GLOBAL 1
-#define SOURCE_RESTART 2
-
 /* Deposit 1/length on both directions of every edge of the chosen tour (the iteration
- * best, from ant `M_ITER_ANT`, the global best or the best since the last reset), at
+ * best, from ant `B_ITER_INDEX`, the global best or the best since the last reset), at
  * most tau_max. */
 __kernel void mmas_deposit(const int n, __global float *restrict tau,
                            __global const float *restrict heur, __global float *restrict weight,
@@ -108,9 +94,9 @@ __kernel void mmas_deposit(const int n, __global float *restrict tau,
         return;
     __global const int *tour = source == SOURCE_GLOBAL ? best_tour
                              : source == SOURCE_RESTART ? restart_tour
-                                                        : tours + status[M_ITER_ANT] * (long)n;
-    const long length = status[source == SOURCE_GLOBAL ? M_BEST
-                               : source == SOURCE_RESTART ? M_RESTART_BEST : M_ITER_BEST];
+                                                        : tours + status[B_ITER_INDEX] * (long)n;
+    const long length = status[source == SOURCE_GLOBAL ? B_BEST
+                               : source == SOURCE_RESTART ? B_RESTART_BEST : B_ITER_BEST];
     const float amount = (float)(1.0 / (double)length);
     const float tau_max = (float)limits[1];
     const int i = tour[k], j = tour[k + 1 == n ? 0 : k + 1];
@@ -125,52 +111,22 @@ __kernel void mmas_deposit(const int n, __global float *restrict tau,
     }
 }
 
-/* One work-group: the iteration's best ant (ties to the lowest), the global best tour
- * and the trail limits when it improves, the best tour since the last reset. */
+/* One work-group: the iteration's best ant, the global best and the best since the last
+ * reset (best.h), and the trail limits when the global best improves. */
 __kernel void mmas_best(const int n, const int ants, __global const long *restrict lengths,
                         __global const int *restrict tours, __global int *restrict best_tour,
                         __global int *restrict restart_tour, __global long *restrict status,
-                        __global double *restrict limits,
-                        const double rho, const double p_best, const int iteration,
-                        __local long *r_len, __local int *r_ant)
+                        const int iteration, __local long *r_len, __local int *r_ant,
+                        __global double *restrict limits, const double rho, const double p_best)
 {
-    const int lid = get_local_id(0), p = get_local_size(0);
-    long bl = LONG_MAX;
-    int ba = 0;
-    for (int a = lid; a < ants; a += p)
-        if (lengths[a] < bl) {
-            bl = lengths[a];
-            ba = a;
-        }
-    group_least_long(r_len, r_ant, &bl, &ba);
-    const long ib = bl;
-    const int ant = ba;
-    const int improved = ib < status[M_BEST], restart_improved = ib < status[M_RESTART_BEST];
-    barrier(CLK_GLOBAL_MEM_FENCE);
-    if (improved || restart_improved)  /* most iterations copy nothing */
-        for (int k = lid; k < n; k += p) {
-            const int city = tours[(long)ant * n + k];
-            if (improved)
-                best_tour[k] = city;
-            if (restart_improved)
-                restart_tour[k] = city;
-        }
-    if (lid == 0) {
-        status[M_ITER_BEST] = ib;
-        status[M_ITER_ANT] = ant;
-        if (restart_improved) {
-            status[M_RESTART_BEST] = ib;
-            status[M_RESTART_ITER] = iteration;
-        }
-        if (improved) {
-            status[M_BEST] = ib;
-            status[M_BEST_ITER] = iteration;
-            const double tau_max = 1.0 / ((1.0 - rho) * (double)ib);
-            const double p_dec = pow(p_best, 1.0 / n);
-            const double avg = n / 2.0;
-            limits[0] = min(tau_max, tau_max * (1.0 - p_dec) / ((avg - 1.0) * p_dec));
-            limits[1] = tau_max;
-        }
+    const int improved = keep_best(n, ants, lengths, tours, best_tour, restart_tour, status, iteration,
+                                   r_len, r_ant);
+    if (improved && get_local_id(0) == 0) {
+        const double tau_max = 1.0 / ((1.0 - rho) * (double)status[B_BEST]);
+        const double p_dec = pow(p_best, 1.0 / n);
+        const double avg = n / 2.0;
+        limits[0] = min(tau_max, tau_max * (1.0 - p_dec) / ((avg - 1.0) * p_dec));
+        limits[1] = tau_max;
     }
 }
 

@@ -19,6 +19,7 @@ from tspcl.gen import generate
 from tspcl.run import solve
 from tspcl.solvers import REGISTRY, SolveContext
 from tspcl.solvers import ga
+from tspcl.solvers.best import BestWord
 
 SPEC = REGISTRY["ga"]
 
@@ -64,7 +65,7 @@ def test_random_genes_are_tours_from_city_0_with_their_lengths(rt):  # noqa: F81
     assert all(g[0] == 0 and sorted(g) == list(range(inst.n)) for g in genes)
     assert list(lengths) == [inst.tour_length(g) for g in genes]
     assert len({tuple(g) for g in genes}) == len(genes)
-    assert pool.read_status()[ga.M_BEST] == lengths.min()
+    assert pool.best.read()[BestWord.BEST] == lengths.min()
 
 
 def test_the_fixed_rival_competition_keeps_the_shorter_gene(rt):  # noqa: F811
@@ -180,10 +181,10 @@ def test_the_pools_best_never_gets_worse_when_only_offspring_mutate(rt):  # noqa
     ctx, pool = pool_for(rt, inst, population=64, groups=2, crossover="hybrid", mutation_rate=0.5,
                          migration_interval=3)
     ctx.timed(pool.start(ctx.seed))
-    bests = [pool.read_status()[ga.M_ITER_BEST]]
+    bests = [pool.best.read()[BestWord.ITER_BEST]]
     for gen in range(12):
         ctx.timed(pool.generation(gen, 5))
-        bests.append(pool.read_status()[ga.M_ITER_BEST])
+        bests.append(pool.best.read()[BestWord.ITER_BEST])
     assert all(x >= y for x, y in zip(bests, bests[1:])) and bests[-1] < bests[0]
 
 

@@ -18,6 +18,8 @@ from tspcl.gen import generate
 from tspcl.run import solve
 from tspcl.solvers import REGISTRY, SolveContext
 from tspcl.solvers import mmas
+from tspcl.solvers.best import BestWord
+from tspcl.solvers.device_loop import LONG_MAX
 from tspcl.neighbors import CandidateParams, build_candidates
 from test_localsearch import improving_2opt
 
@@ -58,9 +60,9 @@ def test_every_variant_builds_valid_tours_with_exact_lengths(rt, variant, cl):  
         ctx.timed(colony.iteration(it, ctx.seed))
         tours, lengths = ant_tours(rt, colony, inst)
         assert_valid_tours(inst, tours, lengths)
-        status = colony.read_status()
-        assert status[mmas.M_ITER_BEST] == lengths.min()
-        assert lengths[status[mmas.M_ITER_ANT]] == lengths.min()
+        status = colony.best.read()
+        assert status[BestWord.ITER_BEST] == lengths.min()
+        assert lengths[status[BestWord.ITER_INDEX]] == lengths.min()
 
 
 @pytest.mark.parametrize("neighbors,moves", [(32, "best"), (5, "best"), (5, "chunk")])
@@ -108,15 +110,15 @@ def check_trail_update(rt, store, variant, source="iteration", reset=False, seed
     tau = rt.read(colony.tau, np.float32, n * width)
     ctx.timed(colony.iteration(4, ctx.seed, reset=reset))
     limits = rt.read(colony.limits, np.float64, 2)
-    status = colony.read_status()
-    tours = {"iteration": rt.read(colony.tours, np.int32, ants * n).reshape(ants, n)[status[mmas.M_ITER_ANT]],
-             "global": rt.read(colony.best_tour, np.int32, n),
-             "restart": rt.read(colony.restart_tour, np.int32, n)}
-    lengths = {"iteration": status[mmas.M_ITER_BEST], "global": status[mmas.M_BEST],
-               "restart": status[mmas.M_RESTART_BEST]}
+    status = colony.best.read()
+    tours = {"iteration": rt.read(colony.tours, np.int32, ants * n).reshape(ants, n)[status[BestWord.ITER_INDEX]],
+             "global": rt.read(colony.best.best_tour, np.int32, n),
+             "restart": rt.read(colony.best.restart_tour, np.int32, n)}
+    lengths = {"iteration": status[BestWord.ITER_BEST], "global": status[BestWord.BEST],
+               "restart": status[BestWord.RESTART_BEST]}
     if reset:
         assert np.all(rt.read(colony.tau, np.float32, n * width) == np.float32(limits[1]))
-        assert list(status[[mmas.M_RESTART_BEST, mmas.M_RESTART_ITER]]) == [mmas.LONG_MAX, 4]
+        assert list(status[[BestWord.RESTART_BEST, BestWord.RESTART_ITER]]) == [LONG_MAX, 4]
         return
     for name, tour in tours.items():  # the status lengths are the tours' own
         assert sorted(tour) == list(range(n)) and inst.tour_length(tour) == lengths[name]
@@ -136,7 +138,7 @@ def check_trail_update(rt, store, variant, source="iteration", reset=False, seed
                 continue
             want[cell] = min(want[cell] + amount, np.float32(limits[1]))
     assert np.array_equal(rt.read(colony.tau, np.float32, n * width), want)
-    assert limits[1] == 1.0 / ((1.0 - rho) * status[mmas.M_BEST])
+    assert limits[1] == 1.0 / ((1.0 - rho) * status[BestWord.BEST])
 
 
 @pytest.mark.parametrize("store, variant", [("matrix", "rwm-lc"), ("matrix", "wrs-bt"),
@@ -173,7 +175,7 @@ def test_restart_rule(since_best, since_reset, left, due):
     p = mmas.MmasParams(ls="2opt", iterations=3000)
     it = p.iterations - left
     status = np.zeros(6, np.int64)
-    status[mmas.M_RESTART_ITER] = it - since_best
+    status[BestWord.RESTART_ITER] = it - since_best
     assert mmas.restart_due(p, it, status, it - since_reset) is due
     assert not mmas.restart_due(mmas.MmasParams(iterations=3000), it, status, it - since_reset)
 
@@ -217,7 +219,7 @@ def sample(rt, selection, tabu, weights, visited, cur, trials, cand=None, step=1
     inst = generate("uniform", n, seed=1) if inst is None else inst
     dinst = DeviceInstance(rt, inst)
     k = dinst.kernel("aco", "aco_select_sample", TABU=mmas.TABUS[tabu],
-                     SELECT=mmas.SELECTIONS[selection], CL=cl, WEIGHTS=mmas.STORES[store],
+                     SELECT=mmas.SELECTIONS[selection], **{**mmas.store_defines(store, cl), "CL": cl},
                      FALLBACK_BEST=int(fallback == "best"))
     matrix = np.zeros((n, n if store == "matrix" else cl), np.float32)
     matrix[cur] = weights if store == "matrix" else weights[cand[cur]]

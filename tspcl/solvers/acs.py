@@ -21,9 +21,9 @@ as a line stayed there, and alt and spm found worse tours (docs/notebook/acs.md,
 acs-gpu's step launches are enqueued without events (tspcl/launches.py).
 
 An iteration is the construction (and with ls=2opt the ants' 2-opt of
-kernels_cl/ant2opt.cl, shared with MMAS), the iteration's and global best (kernels_cl/mmas.cl
-mmas_best, shared with MMAS; its limits output is not used here) and the global update
-along the global best (eq. 4).  The initial pheromone is tau0 = 1 / (n L_nn) (Dorigo
+kernels_cl/ant2opt.cl, shared with MMAS), the iteration's and global best (kernels_cl/best.cl,
+tspcl/solvers/best.py) and the global update along the global best (eq. 4); iterations
+run in batches between status reads (tspcl/solvers/device_loop.py).  The initial pheromone is tau0 = 1 / (n L_nn) (Dorigo
 and Gambardella), also the selective memory's tau_min.
 """
 
@@ -41,8 +41,10 @@ from ..neighbors import CandidateParams, candidate_bytes
 from . import ant_two_opt
 from .ant_two_opt import AntTwoOpt, AntTwoOptParams
 from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
-from .batches import LONG_MAX, M_BEST, run_batches  # noqa: F401 - M_BEST for callers
+from .best import BEST_DEFINES, BestOfBatch, StepRun
 from .construct import NearestNeighborParams, run_nn
+from .device_loop import run_device_loop
+from .mmas import program_defines
 
 VARIANTS = ("gpu", "alt", "spm")
 READS = {"fresh": 1, "cached": 0}  # acs.cl FRESH_READS
@@ -151,11 +153,10 @@ class AcsColony:
         defines = {"CL": cl, "STORE": STORES[store], "SPM_S": p.spm_size,
                    "ATOMIC_UPDATE": int(p.variant == "gpu"), "COUNT_UPDATES": int(count_updates),
                    "FRESH_READS": READS[p.reads], "BETA_WHOLE": beta_whole(p.beta),
-                   "SYMMETRIC": int(ctx.inst.symmetric), "UNROLL_HINTS": int(rt.limits.is_gpu)}
+                   "SYMMETRIC": int(ctx.inst.symmetric), "UNROLL_HINTS": int(rt.limits.is_gpu), **BEST_DEFINES}
         names = ("acs_first", "acs_step", "acs_close") if p.variant == "gpu" else ("acs_construct",)
         self.k = {name: ctx.dinst.kernel("acs", name, **defines) for name in names + ("acs_global",)}
-        self.k["mmas_best"] = ctx.dinst.kernel("mmas", "mmas_best")
-        self.k["mmas_heuristic"] = ctx.dinst.kernel("mmas", "mmas_heuristic", WEIGHTS=1, CL=cl)
+        self.k["mmas_heuristic"] = ctx.dinst.kernel("mmas", "mmas_heuristic", **program_defines("candidates", cl))
         # the matrix's trails (twice for gpu, acs.cl acs_step), or the selective memory's
         # (node, trail) pairs
         self.copies = 2 if p.variant == "gpu" else 1
@@ -167,10 +168,7 @@ class AcsColony:
         self.tours, self.lengths = rt.empty(4 * self.ants * n), rt.empty(8 * self.ants)
         self.visited = rt.empty(4 * self.ants * (-(-n // 32))) if p.variant == "gpu" else None
         self.ant_state = rt.empty(16 * self.ants) if p.variant == "gpu" else None
-        self.best_tour, self.restart_tour = rt.empty(4 * n), rt.empty(4 * n)
-        self.status_host = np.zeros(6, np.int64)
-        self.status, self.limits = rt.empty(48), rt.empty(16)
-        self.best_group = rt.work_group_size(self.k["mmas_best"], 256)
+        self.best = BestOfBatch(ctx, self.ants)
         self.tau0 = 0.0
         self.q0 = used.q0
         self.store = store
@@ -188,8 +186,7 @@ class AcsColony:
                       cl.enqueue_fill_buffer(rt.queue, self.spm_tail, np.uint32(p.spm_size - 1), 0, 4 * n)]
         else:
             events = [cl.enqueue_fill_buffer(rt.queue, self.tau, np.float32(self.tau0), 0, 4 * self.cells)]
-        self.status_host[:] = [0, 0, LONG_MAX, -1, LONG_MAX, -1]
-        cl.enqueue_copy(rt.queue, self.status, self.status_host)
+        self.best.reset()
         events.append(self.k["mmas_heuristic"](rt.queue, (round_up(n * self.cl, 256),), (256,),
                                                *self.ctx.dinst.dist_args, self.cand, np.float32(p.beta),
                                                self.cand_heur))
@@ -205,12 +202,10 @@ class AcsColony:
 
     def finish(self, it: int) -> list:
         """Enqueue the iteration's and global best, then the global update (events)."""
-        rt, n, lm, b = self.rt, self.n, self.rt.cl.LocalMemory, self.best_group
-        return [self.k["mmas_best"](rt.queue, (b,), (b,), np.int32(n), np.int32(self.ants), self.lengths,
-                                    self.tours, self.best_tour, self.restart_tour, self.status, self.limits,
-                                    np.float64(0.5), np.float64(0.01), np.int32(it), lm(8 * b), lm(4 * b)),
+        rt, n, best = self.rt, self.n, self.best
+        return [best.enqueue(self.lengths, self.tours, it),
                 self.k["acs_global"](rt.queue, (round_up(n, 64),), (64,), *self.ctx.dinst.dist_args,
-                                     self.best_tour, self.status, *self._pher(), np.float32(self.p.alpha),
+                                     best.best_tour, best.status, *self._pher(), np.float32(self.p.alpha),
                                      np.uint32(self.copies), np.float32(self.p.beta))]
 
     def construct(self, it: int, seed: int, step_events: bool = False) -> list:
@@ -244,10 +239,6 @@ class AcsColony:
             events.append(self.ls.enqueue(self.tours, self.lengths))
         return events
 
-    def read_status(self) -> np.ndarray:
-        self.rt.cl.enqueue_copy(self.rt.queue, self.status_host, self.status)
-        return self.status_host.copy()
-
 
 def run_acs(ctx: SolveContext, p: AcsParams) -> None:
     """NN tour (for tau0), then `iterations` colony iterations, in batches between
@@ -258,7 +249,7 @@ def run_acs(ctx: SolveContext, p: AcsParams) -> None:
         return  # a tour of length 0 (every city at one point) is optimal, and tau0 1 / 0
     colony = AcsColony(ctx, p)
     ctx.timed(colony.start(ctx.best_length))
-    run_batches(ctx, colony, p.iterations, p.batch, colony.iteration)
+    run_device_loop(ctx, StepRun(ctx, colony.best, p.iterations, p.batch, colony.iteration))
 
 
 def _memory(inst: Instance, p: AcsParams) -> int:

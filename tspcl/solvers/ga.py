@@ -6,10 +6,11 @@ multiple of 4).  A generation, every group at once: the fixed-rival competition 
 winners (the elites) in the first half of the group; the fixed-partner crossovers fill
 the second half with offspring (crossover_tasks); a random 2-opt move mutates a
 `mutation_rate` fraction of the offspring; every gene's length (a work-group per gene)
-and the global best (mmas_best of kernels_cl/mmas.cl); every `migration_interval`
+and the global best (kernels_cl/best.cl, tspcl/solvers/best.py); every `migration_interval`
 generations each group's best goes over the worst gene of another group (a random
 permutation without fixed points, drawn on the host from (seed, generation)).  The host
-reads only the status (a few bytes) after each batch of generations.
+reads only the status (a few bytes) after each batch of generations
+(tspcl/solvers/device_loop.py).
 
 The crossovers SCX / BCSCX / ARX, jump indices, fixed rivals and partners, random 2-opt
 mutation, hybrid and migrating groups follow the paper where it is explicit; where it is
@@ -30,7 +31,8 @@ from ..neighbors import candidate_bytes
 from . import ant_two_opt
 from .ant_two_opt import AntTwoOpt, AntTwoOptParams
 from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
-from .batches import LONG_MAX, M_BEST, M_ITER_BEST, run_batches  # noqa: F401 - M_BEST, M_ITER_BEST for callers
+from .best import BestOfBatch, StepRun
+from .device_loop import run_device_loop
 
 SCX, BCSCX, ARX = 0, 1, 2      # ga.cl
 CROSSOVERS = ("scx", "bcscx", "arx", "hybrid")
@@ -182,7 +184,6 @@ class GenePool:
                  "ga_compete_store", "ga_task_draws",
                  "ga_crossover", "ga_mutate", "ga_extremes", "ga_migrate_out", "ga_migrate_in")
         self.k = {name: ctx.dinst.kernel("ga", name) for name in names}
-        self.k["mmas_best"] = ctx.dinst.kernel("mmas", "mmas_best")
         self.genes, self.lengths = rt.empty(4 * self.m * n), rt.empty(8 * self.m)
         tasks = crossover_tasks(p)
         self.tasks = len(tasks)
@@ -193,10 +194,7 @@ class GenePool:
         g = p.groups
         self.best_of, self.worst_of, self.targets = rt.empty(4 * g), rt.empty(4 * g), rt.empty(4 * g)
         self.rows, self.row_lengths = rt.empty(4 * g * n), rt.empty(8 * max(g, self.m // 2))
-        self.best_tour, self.restart_tour = rt.empty(4 * n), rt.empty(4 * n)
-        self.status_host = np.zeros(6, np.int64)
-        self.status, self.limits = rt.empty(48), rt.empty(16)
-        self.best_group = rt.work_group_size(self.k["mmas_best"], 256)
+        self.best = BestOfBatch(ctx, self.m)
         self.gene_group = rt.work_group_size(self.k["ga_lengths"], GENE_GROUP)
         self.crossover_group = rt.work_group_size(self.k["ga_crossover"], CROSSOVER_GROUP)
         self.ls = (AntTwoOpt(ctx, self.m, AntTwoOptParams(neighbors=p.ls_neighbors))
@@ -208,8 +206,7 @@ class GenePool:
     def start(self, seed: int) -> list:
         """The initial pool, random or at 2-opt local optima, and its best."""
         rt, n, m = self.rt, self.n, self.m
-        self.status_host[:] = [0, 0, LONG_MAX, -1, LONG_MAX, -1]
-        rt.cl.enqueue_copy(rt.queue, self.status, self.status_host)
+        self.best.reset()
         events = [self.k["ga_random_genes"](rt.queue, (round_up(m, 64),), (64,), np.int32(n), np.int32(m),
                                            *self._key(seed), self.genes)]
         if self.ls:
@@ -220,13 +217,10 @@ class GenePool:
 
     def _measure(self, generation: int) -> list:
         """Every gene's length, then the global best."""
-        rt, n, m, b, g, lm = self.rt, self.n, self.m, self.best_group, self.gene_group, self.rt.cl.LocalMemory
+        rt, m, g, lm = self.rt, self.m, self.gene_group, self.rt.cl.LocalMemory
         return [self.k["ga_lengths"](rt.queue, (m * g,), (g,), *self.ctx.dinst.dist_args, self.genes,
                                      self.lengths, lm(8 * g)),
-                self.k["mmas_best"](rt.queue, (b,), (b,), np.int32(n), np.int32(m), self.lengths, self.genes,
-                                    self.best_tour, self.restart_tour, self.status, self.limits,
-                                    np.float64(0.5), np.float64(0.01), np.int32(generation), lm(8 * b),
-                                    lm(4 * b))]
+                self.best.enqueue(self.lengths, self.genes, generation)]
 
     def generation(self, gen: int, seed: int) -> list:
         """Enqueue generation `gen` (it starts from measured lengths; ends measured)."""
@@ -274,10 +268,6 @@ class GenePool:
                 self.k["ga_migrate_in"](rt.queue, (groups * g,), (g,), np.int32(n), self.targets, self.worst_of,
                                         self.rows, self.row_lengths, self.genes, self.lengths)]
 
-    def read_status(self) -> np.ndarray:
-        self.rt.cl.enqueue_copy(self.rt.queue, self.status_host, self.status)
-        return self.status_host.copy()
-
 
 def run_ga(ctx: SolveContext, p: GaParams) -> None:
     """The initial pool, then `generations` generations in batches between status reads."""
@@ -287,8 +277,8 @@ def run_ga(ctx: SolveContext, p: GaParams) -> None:
         return
     pool = GenePool(ctx, p)
     ctx.timed(pool.start(ctx.seed))
-    ctx.improve(ctx.read_tour(pool.best_tour), 0)
-    run_batches(ctx, pool, p.generations, p.batch, pool.generation)
+    ctx.improve(ctx.read_tour(pool.best.best_tour), 0)
+    run_device_loop(ctx, StepRun(ctx, pool.best, p.generations, p.batch, pool.generation))
 
 
 def _memory(inst: Instance, p: GaParams) -> int:

@@ -4,11 +4,12 @@
 Six variants: next-node selection by parallel roulette wheel (rwm) or weighted reservoir
 sampling (wrs), ants' tabu as list compression (lc), compact tabu (ct) or bitmask (bt),
 with or without candidate lists (cl, 32 by default).  An iteration is four launches
-(kernels_cl/aco.cl aco_construct, kernels_cl/mmas.cl mmas_best, mmas_trails,
-mmas_deposit), with the ants' 2-opt (kernels_cl/ant2opt.cl, section 5.7) after the
-construction when ls=2opt; iterations are enqueued in batches and the host reads the
-status words (iteration best, global best, best since the last reset) after each batch,
-the best tour only when it improved, and decides there whether the trails are reset.
+(kernels_cl/aco.cl aco_construct, kernels_cl/mmas.cl mmas_best (the best of
+kernels_cl/best.h and the trail limits), mmas_trails, mmas_deposit), with the ants' 2-opt (kernels_cl/ant2opt.cl, section 5.7) after the
+construction when ls=2opt; iterations run in batches (tspcl/solvers/device_loop.py) and
+the host reads the status words (iteration best, global best, best since the last reset,
+best.py BestWord) after each batch, the best tour only when it improved, and decides
+there whether the trails are reset.
 Same seed, same device: the same tours.  Across devices the float weights (pow, log,
 the roulette's partial sums) may round differently, so tours may differ there.
 """
@@ -26,9 +27,9 @@ from ..neighbors import CandidateParams, candidate_bytes
 from . import ant_two_opt
 from .ant_two_opt import AntTwoOpt, AntTwoOptParams
 from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
-from .batches import LONG_MAX, M_RESTART_BEST, M_RESTART_ITER, run_batches
-from .batches import M_BEST, M_ITER_ANT, M_ITER_BEST  # noqa: F401 - for callers
+from .best import BEST_DEFINES, BestOfBatch, BestWord, StepRun
 from .construct import NearestNeighborParams, run_nn
+from .device_loop import run_device_loop
 
 SELECTIONS = {"rwm": 0, "wrs": 1}          # aco.cl SELECT_*
 TABUS = {"lc": 0, "ct": 1, "bt": 2}         # aco.cl TABU_*
@@ -154,6 +155,20 @@ class MmasParams:
         return self.variant.split("-")[1]
 
 
+def store_defines(store: str, cl: int) -> dict:
+    """aco.cl's and mmas.cl's defines of the pheromone store: the stores' codes
+    (W_MATRIX, W_CANDIDATES), WEIGHTS, and CL where the store is the candidate edges."""
+    return {**{f"W_{name.upper()}": code for name, code in STORES.items()}, "WEIGHTS": STORES[store],
+            **({"CL": cl} if store == "candidates" else {})}
+
+
+def program_defines(store: str, cl: int) -> dict:
+    """mmas.cl's defines: the store's (store_defines), the deposit sources SOURCE_* and
+    the status words B_* (best.py)."""
+    sources = {f"SOURCE_{name.upper()}": code for name, code in SOURCES.items()}
+    return {**store_defines(store, cl), **sources, **BEST_DEFINES}
+
+
 def tabu_bytes(tabu: str, n: int) -> int:
     """Local memory of an ant's tabu (the paper's Table 1, 16-bit nodes for lc and ct)."""
     return {"lc": 4 * n, "ct": 2 * n, "bt": 4 * (-(-n // 32))}[tabu]
@@ -219,7 +234,7 @@ class DeviceColony:
         self.ants = used.ants
         self.cl = cl = used.cl
         self.cand = ctx.candidates(CandidateParams("knn", cl)).cities if cl else rt.empty(4)
-        store = {"WEIGHTS": STORES[p.store], **({"CL": cl} if p.store == "candidates" else {})}
+        store = store_defines(p.store, cl)
         # RWM keeps its slots' weights in local memory for the owner's walk where they fit
         # beside the tabu at the largest group the rule or `threads` asks for
         want = p.threads or ant_group_size(n, rt.limits.max_work_group, cl, p.selection)
@@ -243,7 +258,7 @@ class DeviceColony:
                 f"the {p.tabu} tabu of {n} cities needs {need} bytes of local memory per ant "
                 f"but {rt.name} has {rt.limits.local_mem}; variants that fit: "
                 f"{', '.join(fit) or 'none'}")
-        self.k = {name: ctx.dinst.kernel("mmas", name, **store) for name in
+        self.k = {name: ctx.dinst.kernel("mmas", name, **program_defines(p.store, cl)) for name in
                   ("mmas_heuristic", "mmas_trails", "mmas_deposit", "mmas_best", "mmas_list_weights")}
         self.cells = cells = n * (cl if p.store == "candidates" else n)
         self.tau, self.heur, self.weight = rt.empty(4 * cells), rt.empty(4 * cells), rt.empty(4 * cells)
@@ -254,11 +269,8 @@ class DeviceColony:
         self.copy_list_weights = bool(cl) and p.store == "matrix"
         self.list_weight = rt.empty(4 * n * cl) if self.copy_list_weights else self.drawn
         self.tours, self.lengths = rt.empty(4 * self.ants * n), rt.empty(8 * self.ants)
-        self.best_tour, self.restart_tour = rt.empty(4 * n), rt.empty(4 * n)
-        self.status_host = np.zeros(6, np.int64)
-        self.status = rt.empty(48)
+        self.best = BestOfBatch(ctx, self.ants, restart=True, kernel=self.k["mmas_best"])
         self.limits = rt.empty(16)
-        self.best_group = rt.work_group_size(self.k["mmas_best"], 256)
         self.ls = None
         if p.ls == "2opt":
             self.ls = AntTwoOpt(ctx, self.ants, ls or AntTwoOptParams(neighbors=p.ls_neighbors, moves=p.ls_moves))
@@ -270,8 +282,7 @@ class DeviceColony:
         p_dec = p.p_best ** (1.0 / n)
         tau_min = min(tau_max, tau_max * (1.0 - p_dec) / ((n / 2.0 - 1.0) * p_dec)) if n > 2 else tau_max
         rt.cl.enqueue_copy(rt.queue, self.limits, np.array([tau_min, tau_max]))
-        self.status_host[:] = [0, 0, LONG_MAX, -1, LONG_MAX, -1]
-        rt.cl.enqueue_copy(rt.queue, self.status, self.status_host)
+        self.best.reset()
         cells = round_up(self.cells, MATRIX_GROUP)
         return [self.k["mmas_heuristic"](rt.queue, (cells,), (MATRIX_GROUP,), *self.ctx.dinst.dist_args,
                                          self.cand, np.float32(p.beta), self.heur),
@@ -286,7 +297,7 @@ class DeviceColony:
                                             self.list_weight)]
 
     def _trails(self, evaporate: bool):
-        rt, p, n = self.rt, self.p, self.n
+        rt, p = self.rt, self.p
         return self.k["mmas_trails"](rt.queue, (round_up(self.cells, MATRIX_GROUP),), (MATRIX_GROUP,),
                                      np.uint64(self.cells), self.tau, self.heur, self.weight, self.inv_weight,
                                      self.limits, np.float32(p.rho), np.float32(p.alpha),
@@ -308,33 +319,26 @@ class DeviceColony:
             self.tours, self.lengths, *tabu, lm(scratch_bytes(g, self.cl, self.kept)))]
         if self.ls:
             events.append(self.ls.enqueue(self.tours, self.lengths))
-        b = self.best_group
-        events.append(self.k["mmas_best"](
-            rt.queue, (b,), (b,), np.int32(n), np.int32(self.ants), self.lengths, self.tours,
-            self.best_tour, self.restart_tour, self.status, self.limits, np.float64(p.rho),
-            np.float64(p.p_best), np.int32(it), lm(8 * b), lm(4 * b)))
+        best = self.best
+        events.append(best.enqueue(self.lengths, self.tours, it, self.limits, np.float64(p.rho),
+                                   np.float64(p.p_best)))
         events.append(self._trails(evaporate=not reset))
         if reset:
-            events.append(rt.cl.enqueue_copy(rt.queue, self.status, np.array([LONG_MAX, it], np.int64),
-                                             dst_offset=8 * M_RESTART_BEST))
+            events.append(best.forget_restart(it))
         else:
             events.append(self.k["mmas_deposit"](
                 rt.queue, (round_up(n, 64),), (64,), np.int32(n), self.tau, self.heur, self.weight,
-                self.inv_weight, self.limits, self.status, self.tours, self.best_tour, self.restart_tour,
+                self.inv_weight, self.limits, best.status, self.tours, best.best_tour, best.restart_tour,
                 np.int32(SOURCES[p.deposit_source(seed, it)]), np.float32(p.alpha), self.cand))
         events += self._list_weights()
         return events
-
-    def read_status(self) -> np.ndarray:
-        self.rt.cl.enqueue_copy(self.rt.queue, self.status_host, self.status)
-        return self.status_host.copy()
 
 
 def restart_due(p: MmasParams, it: int, status: np.ndarray, last_reset: int) -> bool:
     """Whether iteration `it` resets the trails: `p.restart_after` iterations without a
     better tour since the last reset (at `last_reset`), and at least as many iterations
     left as have passed since then."""
-    return bool(p.restart_after and it - status[M_RESTART_ITER] >= p.restart_after
+    return bool(p.restart_after and it - status[BestWord.RESTART_ITER] >= p.restart_after
                 and it - last_reset <= p.iterations - it)
 
 
@@ -354,8 +358,8 @@ def run_mmas(ctx: SolveContext, p: MmasParams) -> None:
         if restart_due(p, it, status, last_reset):
             reset_at = last_reset = it
 
-    run_batches(ctx, colony, p.iterations, p.batch, lambda it, seed: colony.iteration(it, seed, it == reset_at),
-                plan_reset)
+    run_device_loop(ctx, StepRun(ctx, colony.best, p.iterations, p.batch,
+                                 lambda it, seed: colony.iteration(it, seed, it == reset_at), plan_reset))
 
 
 def _memory(inst: Instance, p: MmasParams) -> int:

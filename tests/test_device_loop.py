@@ -1,0 +1,113 @@
+"""The host's device loop (tspcl/solvers/device_loop.py run_device_loop) under a time
+limit, on a clock the test drives: each step takes one second of that clock, so what is
+asserted is the loop's rule (no step started that would end past the limit), never a
+timing; and the status layouts, which reach the kernels only as build defines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+import pytest
+
+from kernel_fixtures import rt  # noqa: F401 - fixture
+from tspcl.device_instance import DeviceInstance
+from tspcl.gen import generate
+from tspcl.solvers import SolveContext, mmas
+from tspcl.solvers.best import BEST_DEFINES, BestOfBatch, BestWord
+from tspcl.solvers.device_loop import LONG_MAX, LoopStatus, run_device_loop
+from tspcl.stop import AnyOf, Deadline
+
+
+class StepsOnAClock:
+    """A device run whose every step is a small copy on the queue and one second on
+    `now`; its best tour is the identity.  `batches`: the steps enqueued between two
+    status reads."""
+
+    def __init__(self, rt, inst, steps, batch):  # noqa: F811
+        self.rt, self.now, self.batches, self.pending, self.done = rt, 0.0, [], 0, 0
+        self.steps, self.batch = steps, batch
+        self.best_tour = rt.to_device(np.arange(inst.n, dtype=np.int32))
+        self.scratch = rt.empty(4 * inst.n)
+        self.length = inst.tour_length(np.arange(inst.n))
+
+    def batch_size(self, status):
+        return min(self.batch, self.steps - self.done)
+
+    def enqueue(self, count):
+        self.pending += count
+        self.done += count
+        self.now += count
+        return [cl.enqueue_copy(self.rt.queue, self.scratch, self.best_tour) for _ in range(count)]
+
+    def read_status(self):
+        if self.pending:
+            self.batches.append(self.pending)
+            self.pending = 0
+        return LoopStatus(self.length, self.done, self.done >= self.steps)
+
+    def best_buffer(self, status):
+        return self.best_tour
+
+    def after_batch(self, status):
+        pass
+
+
+def run(rt, criteria, steps=100, batch=4):  # noqa: F811
+    inst = generate("uniform", 12, seed=1)
+    device = StepsOnAClock(rt, inst, steps, batch)
+    for c in criteria:
+        if isinstance(c, Deadline):
+            c.clock = lambda: device.now
+    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=1, stop=AnyOf(list(criteria)))
+    run_device_loop(ctx, device)
+    return ctx, device
+
+
+def test_under_a_time_limit_no_step_starts_that_would_end_past_it(rt):  # noqa: F811
+    ctx, device = run(rt, [Deadline(at=10.5)])
+    assert ctx.iterations == 10 and device.now <= 10.5
+    assert device.batches == [1, 4, 4, 1]
+    assert ctx.best_length is not None
+
+
+def test_a_limit_shorter_than_the_first_step_still_runs_one(rt):  # noqa: F811
+    ctx, device = run(rt, [Deadline(at=0.5)])
+    assert ctx.iterations == 1 and device.batches == [1]
+
+
+def test_without_a_time_limit_the_batches_do_not_depend_on_time(rt):  # noqa: F811
+    ctx, device = run(rt, [], steps=10)
+    assert ctx.iterations == 10 and device.batches == [4, 4, 2]
+    assert AnyOf([]).remaining() is None
+
+
+@pytest.mark.parametrize("program, kernel, defines, prefix", [
+    ("best", "best_of_batch", BEST_DEFINES, "B_"),
+    ("mmas", "mmas_best", mmas.program_defines("matrix", 8), "B_"),
+    ("acs", "acs_global", {"CL": 8, **BEST_DEFINES}, "B_"),
+])
+def test_a_kernel_built_without_its_status_layout_does_not_build(rt, program, kernel, defines, prefix):  # noqa: F811
+    """The kernels know the status words only from the host's defines: without them
+    (the rest of the program's defines given) they do not build."""
+    dinst = DeviceInstance(rt, generate("uniform", 12, seed=1))
+    dinst.kernel(program, kernel, **defines)
+    with pytest.raises(cl.RuntimeError):
+        dinst.kernel(program, kernel, **{k: v for k, v in defines.items() if not k.startswith(prefix)})
+
+
+def test_the_best_of_a_batch_lands_in_the_words_the_host_reads(rt):  # noqa: F811
+    inst = generate("uniform", 9, seed=3)
+    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=1)
+    tours = np.array([np.roll(np.arange(9), k) for k in range(3)] + [np.arange(9)[::-1]], np.int32)
+    lengths = np.array([70, 50, 60, 50], np.int64)
+    best = BestOfBatch(ctx, len(tours))
+    best.reset()
+    assert best.restart_tour is None
+    ctx.timed(best.enqueue(rt.to_device(lengths), rt.to_device(tours), 7))
+    status = best.read()
+    assert list(status[[BestWord.ITER_BEST, BestWord.ITER_INDEX, BestWord.BEST, BestWord.BEST_ITER]]) == [50, 1, 50, 7]
+    assert list(status[[BestWord.RESTART_BEST, BestWord.RESTART_ITER]]) == [50, 7]
+    assert list(ctx.read_tour(best.best_tour)) == list(tours[1])
+    ctx.timed(best.enqueue(rt.to_device(lengths + 1), rt.to_device(tours), 8))
+    assert best.read()[BestWord.BEST_ITER] == 7 and best.read()[BestWord.ITER_BEST] == 51
+    assert LONG_MAX not in best.read()

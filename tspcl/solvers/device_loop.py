@@ -1,0 +1,98 @@
+"""The host's loop over an iterating device solver (mmas, acs, ga, the local searches,
+hill climbing and tabu search): steps enqueued in batches, a few bytes of status read
+after each batch, the best tour read back only when SolveContext.publish_due says so and
+at the end.  A solver's iteration budget is its own, counted on the device or by the
+steps it enqueues (its status says when it is done); the loop stops early only for the
+host's rules, time and interrupts (``ctx.stop``).
+
+Also the one way status layouts reach the kernels: a layout is an IntEnum of word
+positions, passed to every program that reads or writes those words as build defines
+(:func:`word_defines`), so that host and kernels cannot disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Protocol
+
+from .base import SolveContext
+
+LONG_MAX = 2**63 - 1    # a status length before any tour
+
+
+def word_defines(prefix: str, words: type[IntEnum]) -> dict[str, int]:
+    """Build defines naming each word of a status layout: prefix + name -> position."""
+    return {prefix + w.name: int(w) for w in words}
+
+
+@dataclass(frozen=True)
+class LoopStatus:
+    """What the loop reads after a batch: the device's best length (LONG_MAX while it has
+    no tour), the iterations the solver reports (colony iterations, generations, kicks,
+    moves), and whether the run is over on the device (budget spent, local optimum)."""
+
+    best_length: int
+    iterations: int
+    done: bool
+
+
+class DeviceRun(Protocol):
+    """One iterating solver's device side, as the loop drives it."""
+
+    def batch_size(self, status: LoopStatus) -> int:
+        """The most steps the next batch may hold (at least 1)."""
+
+    def enqueue(self, count: int) -> list:
+        """Enqueue the next `count` steps; their events in order (at least one)."""
+
+    def read_status(self) -> LoopStatus:
+        """Read the status words back (blocking: the batch has run)."""
+
+    def best_buffer(self, status: LoopStatus):
+        """The device buffer holding the best tour that `status` tells of."""
+
+    def after_batch(self, status: LoopStatus) -> None:
+        """What the solver decides between batches (trail resets, thread control)."""
+
+
+def run_device_loop(ctx: SolveContext, run: DeviceRun) -> None:
+    """Run batches of steps until the device is done or ``ctx.stop``.
+
+    After each batch the status is read and handed to ``run.after_batch``, the batch's
+    device time is added, and the best tour is published if ``ctx.publish_due``.  At the
+    end the best tour, if the device has one, is published, and ``ctx.iterations`` is set
+    to the iterations the status reports.
+
+    Under a time limit a batch holds only the steps that fit in the time left, each
+    taken to last as long as one of the batch before did (the first batch is one step),
+    and no step is started that would end past the limit: a step once enqueued runs to
+    its end, so a whole batch of slow steps (PoCL, ants = n, 2-opt) would overrun the
+    limit.  Without a time limit the batches, and so the run, do not depend on time.
+    """
+    status = run.read_status()
+    step_s = None   # how long a step of the last batch took, on the time limit's clock
+    while not status.done and not ctx.stop(status.iterations):
+        count = run.batch_size(status)
+        left = ctx.stop.remaining()
+        if left is not None:
+            if step_s is None:
+                fit = 1
+            elif step_s > 0:
+                fit = int(left / step_s)
+            else:   # a clock too coarse to see the batch
+                fit = count
+            if fit == 0:
+                break
+            count = min(count, fit)
+        events = run.enqueue(count)
+        status = run.read_status()
+        if left is not None:
+            step_s = (left - ctx.stop.remaining()) / count
+        run.after_batch(status)
+        ctx.timed_span(events[0], events[-1])
+        if ctx.publish_due(status.best_length):
+            ctx.improve(ctx.read_tour(run.best_buffer(status)), status.iterations)
+    if status.best_length != LONG_MAX:
+        ctx.improve(ctx.read_tour(run.best_buffer(status)), status.iterations)
+    ctx.iterations = status.iterations
