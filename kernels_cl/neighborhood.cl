@@ -35,27 +35,14 @@
 #include "tour.h"
 #include "reduce.h"
 
-#define NB_SWAP 0
-#define NB_2OPT 1
-#define NB_3EXCHANGE 2
-
+/* The host passes the neighbourhoods' codes NB_SWAP, NB_2OPT, NB_3EXCHANGE and the state
+ * words S_* (long; tspcl/solvers/neighborhood.py NEIGHBORHOODS and StateWord). */
 #ifndef NB
-#error "build with -D NB=<0 swap|1 2opt|2 3exchange>"
+#error "build with -D NB=<NB_SWAP|NB_2OPT|NB_3EXCHANGE>"
 #endif
 #ifndef CAND_M
 #define CAND_M 0
 #endif
-
-/* state words (long), tspcl/solvers/neighborhood.py S_* */
-#define S_CUR 0        /* length of the current tour */
-#define S_BEST 1       /* length of best_tour */
-#define S_ITER 2       /* iterations done (moves taken) */
-#define S_DONE 3       /* 1: budget spent, local optimum (hill climbing) or no admissible move */
-#define S_BUDGET 4     /* iterations to do */
-#define S_TENURE 5     /* tabu tenure; -1: hill climbing (only improving moves) */
-#define S_LAST_ID 6    /* the last move taken: its id, */
-#define S_LAST_DELTA 7 /* its delta */
-#define S_LAST_TABU 8  /* 1 if it was tabu (taken by aspiration) */
 
 #define NO_MOVE LONG_MAX
 

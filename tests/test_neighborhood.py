@@ -121,7 +121,7 @@ def touched(nb, tour, p):
 def device_moves(rt, inst, nb, tour, ids, cand_buf=None, m=0):  # noqa: F811
     """(positions + rotation, delta) of each id from the nb_moves kernel."""
     dinst = DeviceInstance(rt, inst)
-    k = dinst.kernel("neighborhood", "nb_moves", NB=nbs.NEIGHBORHOODS[nb], CAND_M=m)
+    k = dinst.kernel("neighborhood", "nb_moves", **nbs.program_defines(nb, m))
     tour = np.asarray(tour, np.int32)
     pos = np.empty(inst.n, np.int32)
     pos[tour] = np.arange(inst.n)
@@ -255,23 +255,23 @@ def test_each_tabu_iteration_takes_the_best_admissible_move(rt, nb, m):  # noqa:
     def check(before, after):
         tour, tabu_until, s = before
         new_tour, s2, best_tour = after
-        it, cur, best = int(s[nbs.S_ITER]), int(s[nbs.S_CUR]), int(s[nbs.S_BEST])
+        it, cur, best = int(s[nbs.StateWord.ITER]), int(s[nbs.StateWord.CUR]), int(s[nbs.StateWord.BEST])
         want = host_choice(inst, nb, tour, tabu_until, it, cur, best, cand, climb=False)
         if want is None:
-            assert s2[nbs.S_DONE] == 1
+            assert s2[nbs.StateWord.DONE] == 1
             return False
         delta, ident, mv, tabu = want
-        assert int(s2[nbs.S_LAST_ID]) == ident and int(s2[nbs.S_LAST_DELTA]) == delta
-        assert bool(s2[nbs.S_LAST_TABU]) == tabu
+        assert int(s2[nbs.StateWord.LAST_ID]) == ident and int(s2[nbs.StateWord.LAST_DELTA]) == delta
+        assert bool(s2[nbs.StateWord.LAST_TABU]) == tabu
         if tabu:  # aspiration only
             assert cur + delta < best
             taken_tabu.append(ident)
-        assert inst.tour_length(new_tour) == cur + delta == s2[nbs.S_CUR]
+        assert inst.tour_length(new_tour) == cur + delta == s2[nbs.StateWord.CUR]
         assert sorted(new_tour) == list(range(inst.n))
         # the same tour as the host's move, up to the side a 2-opt reversed
         host = host_apply(nb, tour, *mv)
         assert inst.tour_length(host) == cur + delta
-        assert inst.tour_length(best_tour) == s2[nbs.S_BEST] == min(best, cur + delta)
+        assert inst.tour_length(best_tour) == s2[nbs.StateWord.BEST] == min(best, cur + delta)
         return True
 
     p = nbs.TabuParams(neighborhood=nb, m=m, neighbors="knn", tenure=tenure)

@@ -9,14 +9,17 @@ swap (2-exchange, n(n-1)/2 moves), 2-opt (the same pairs), 3-exchange (rotations
 cities, 2 C(n,3) moves), full as in the paper or restricted to candidate lists
 (kernels_cl/neighborhood.cl says how ids map to moves).
 
-An iteration is two launches (nb_eval, nb_apply); iterations are enqueued in batches and
-the host reads the state words after each batch, the best tour only when it improved (at
-most every PUBLISH_S seconds, SolveContext.publish_due) and at the end.
+An iteration is two launches (nb_eval, nb_apply); iterations run in batches
+(tspcl/solvers/device_loop.py): the host reads the state words after each batch, the best
+tour only when it improved (at most every PUBLISH_S seconds, SolveContext.publish_due)
+and at the end; while thread control tunes, a batch is one configuration's probe
+iteration or its other trials.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
 from math import comb
 
 import numpy as np
@@ -28,14 +31,33 @@ from ..neighbors import CandidateParams, candidate_bytes
 from ..thread_control import LaunchConfig, ThreadControl, axes, group_axis, waves
 from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
 from .construct import NearestNeighborParams, NoParams, run_nn, run_random
+from .device_loop import LONG_MAX, LoopStatus, run_device_loop, word_defines
 
 NEIGHBORHOODS = {"swap": 0, "2opt": 1, "3exchange": 2}  # neighborhood.cl NB_*
 STARTS = {"nn": lambda ctx: run_nn(ctx, NearestNeighborParams()),
           "random": lambda ctx: run_random(ctx, NoParams())}
-# state words (neighborhood.cl S_*)
-S_CUR, S_BEST, S_ITER, S_DONE, S_BUDGET, S_TENURE, S_LAST_ID, S_LAST_DELTA, S_LAST_TABU = range(9)
-STATE_WORDS = 9
-NO_MOVE = 2**63 - 1
+NO_MOVE = LONG_MAX           # neighborhood.cl: a delta of no admissible move
+
+
+class StateWord(IntEnum):
+    """The state words (long) of neighborhood.cl, -D S_<NAME>."""
+
+    CUR = 0          # length of the current tour
+    BEST = 1         # length of best_tour
+    ITER = 2         # iterations done (moves taken)
+    DONE = 3         # 1: budget spent, local optimum (hill climbing) or no admissible move
+    BUDGET = 4       # iterations to do
+    TENURE = 5       # tabu tenure; -1: hill climbing (only improving moves)
+    LAST_ID = 6      # the last move taken: its id,
+    LAST_DELTA = 7   # its delta,
+    LAST_TABU = 8    # 1 if it was tabu (taken by aspiration)
+
+
+def program_defines(neighborhood: str, m: int) -> dict:
+    """neighborhood.cl's defines: the neighbourhood NB and its codes NB_*, CAND_M, the
+    state words S_*."""
+    return {"NB": NEIGHBORHOODS[neighborhood], "CAND_M": m, **word_defines("S_", StateWord),
+            **{f"NB_{name.upper()}": code for name, code in NEIGHBORHOODS.items()}}
 DEFAULT_GROUP = 256          # the paper's threads per block (section 6)
 MAX_THREADS = 1 << 26        # cap on the global size (work-items loop over the rest)
 MIN_GROUP = 32               # the smallest work-group thread control tries
@@ -109,7 +131,7 @@ class DeviceNeighborhoodSearch:
         m = cand.m if cand else 0
         self.cand = cand.cities if cand else rt.empty(4)
         self.count = neighborhood_size(p.neighborhood, n, m)
-        defines = {"NB": NEIGHBORHOODS[p.neighborhood], "CAND_M": m}
+        defines = program_defines(p.neighborhood, m)
         self.eval_k = ctx.dinst.kernel("neighborhood", "nb_eval", **defines)
         self.apply_k = ctx.dinst.kernel("neighborhood", "nb_apply", **defines)
         self.apply_wg = rt.work_group_size(self.apply_k, 1024)
@@ -118,7 +140,7 @@ class DeviceNeighborhoodSearch:
         threads_cap = max(MIN_GROUP, min(self.count, MAX_THREADS))
         self.group_results = max_groups(threads_cap)
         self.group_delta, self.group_id = rt.empty(8 * self.group_results), rt.empty(8 * self.group_results)
-        self.state_host = np.zeros(STATE_WORDS, np.int64)
+        self.state_host = np.zeros(len(StateWord), np.int64)
         self.state = rt.empty(self.state_host.nbytes)
         default = LaunchConfig(round_up(threads_cap, DEFAULT_GROUP), DEFAULT_GROUP)
         if p.threads or p.group:
@@ -133,8 +155,7 @@ class DeviceNeighborhoodSearch:
         else:
             self.control = ThreadControl(default, axes(n, self.count, threads_cap), trials=p.trials,
                                          then=group_axis)
-        s = self.state_host
-        s[S_TENURE] = tenure
+        self.state_host[StateWord.TENURE] = tenure
 
     def load(self, order: np.ndarray, length: int, budget: int) -> None:
         n, rt = self.n, self.rt
@@ -144,10 +165,10 @@ class DeviceNeighborhoodSearch:
         for buf, host in ((self.tour, order), (self.best_tour, order), (self.pos, pos)):
             rt.cl.enqueue_copy(rt.queue, buf, host)
         s = self.state_host
-        s[S_CUR] = s[S_BEST] = length
-        s[S_ITER] = s[S_DONE] = 0
-        s[S_BUDGET] = budget
-        s[S_DONE] = int(budget == 0)
+        s[StateWord.CUR] = s[StateWord.BEST] = length
+        s[StateWord.ITER] = 0
+        s[StateWord.BUDGET] = budget
+        s[StateWord.DONE] = int(budget == 0)
         rt.cl.enqueue_copy(rt.queue, self.state, s)
 
     def enqueue(self, iterations: int, config: LaunchConfig) -> list:
@@ -182,6 +203,53 @@ def max_groups(threads: int) -> int:
     return top // MIN_GROUP + 1
 
 
+class NeighborhoodRun:
+    """The device loop's run (device_loop.DeviceRun) of one search: batches of `batch`
+    iterations up to the budget once thread control has chosen; while it tunes, a batch
+    is the current configuration's probe iteration, then, if the probe was not slow, its
+    other trials.  A launch the device refuses goes to thread control, and the batch is
+    enqueued again with the configuration it then gives."""
+
+    def __init__(self, search: DeviceNeighborhoodSearch, p: HillClimbingParams):
+        self.search, self.p, self.control = search, p, search.control
+        self.probe = None    # the probe's (eval, apply) events while its trials are due
+        self.trial = False   # whether the last batch ran a configuration under trial
+        self.pairs = []      # the last batch's (eval, apply) events
+
+    def batch_size(self, status: LoopStatus) -> int:
+        if self.control.tuning:
+            return 1 if self.probe is None else self.control.trials - 1
+        return min(self.p.batch, self.p.iterations - status.iterations)
+
+    def enqueue(self, count: int) -> list:
+        while True:
+            try:
+                self.pairs = self.search.enqueue(count, self.control.current)
+                break
+            except self.search.rt.cl.Error as error:
+                self.control.failed(error)
+                self.probe = None
+        self.trial = self.control.tuning
+        return [e for pair in self.pairs for e in pair]
+
+    def read_status(self) -> LoopStatus:
+        state = self.search.read_state()
+        return LoopStatus(int(state[StateWord.BEST]), int(state[StateWord.ITER]), bool(state[StateWord.DONE]))
+
+    def best_buffer(self, status: LoopStatus):
+        return self.search.best_tour
+
+    def after_batch(self, status: LoopStatus) -> None:
+        if not self.trial:
+            return
+        control = self.control
+        if self.probe is None and control.trials > 1 and control.promising(_seconds(self.pairs[0])):
+            self.probe = self.pairs
+            return
+        control.measured([_seconds(e) for e in (self.probe or []) + self.pairs])
+        self.probe = None
+
+
 def run_neighborhood_search(ctx: SolveContext, p: HillClimbingParams) -> None:
     """Start tour, then hill climbing (best improving move until none is left) or tabu
     search (best admissible move, `iterations` of them)."""
@@ -198,29 +266,9 @@ def run_neighborhood_search(ctx: SolveContext, p: HillClimbingParams) -> None:
     tenure = p.tenure if isinstance(p, TabuParams) else -1
     search = DeviceNeighborhoodSearch(ctx, p, tenure)
     search.load(ctx.best_order, ctx.best_length, p.iterations)
-    control = search.control
-    state = search.read_state()
-    while not state[S_DONE] and not ctx.stop(int(state[S_ITER])):
-        config = control.current
-        left = p.iterations - int(state[S_ITER])
-        try:
-            events = search.enqueue(1 if control.tuning else min(p.batch, left), config)
-        except search.rt.cl.Error as error:
-            control.failed(error)
-            continue
-        state = search.read_state()
-        if control.tuning:  # a probe iteration, then the other trials if it is not slow
-            if control.promising(_seconds(events[0])) and control.trials > 1:
-                events += search.enqueue(control.trials - 1, config)
-                state = search.read_state()
-            control.measured([_seconds(e) for e in events])
-        ctx.timed_span(events[0][0], events[-1][1])
-        if ctx.publish_due(int(state[S_BEST])):
-            ctx.improve(ctx.read_tour(search.best_tour), int(state[S_ITER]))
-    control.finish()
-    ctx.notes.extend(control.log)
-    ctx.improve(ctx.read_tour(search.best_tour), int(state[S_ITER]))
-    ctx.iterations = int(state[S_ITER])
+    run_device_loop(ctx, NeighborhoodRun(search, p))
+    search.control.finish()
+    ctx.notes.extend(search.control.log)
 
 
 def _seconds(iteration_events) -> float:
