@@ -16,10 +16,8 @@ __kernel void pair_distances(DIST_PARAMS, __global const int *restrict a,
 __kernel void tour_length(DIST_PARAMS, __global const int *restrict tour,
                           __global long *restrict partial, __local long *scratch)
 {
-    long s = 0;
-    for (int p = get_global_id(0); p < n; p += get_global_size(0))
-        s += DIST(tour[p], tour[p + 1 == n ? 0 : p + 1]);
-    const long sum = group_sum_long(scratch, s);
+    const long sum = group_sum_long(scratch, tour_length_share(DIST_ARGS, tour, get_global_id(0),
+                                                               get_global_size(0)));
     if (get_local_id(0) == 0)
         partial[get_group_id(0)] = sum;
 }

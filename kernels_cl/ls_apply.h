@@ -6,6 +6,7 @@
 #define TSPCL_LS_APPLY_H
 
 #include "ls_move.h"
+#include "tour.h"
 
 #define CLAIM_BLOCK 64          /* tour positions per claim block */
 #define MAX_CLAIM_BLOCKS 32     /* longer moves take part only when they are the best */
@@ -49,14 +50,7 @@ inline void apply_move(const int n_, const move_t *mv, const int shorter,
             ends[4 * r + lid] = len > 1 ? tour[wrap(p, n_)] : -1;
         }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        for (int t = lid; t < len / 2; t += wg) {
-            const int p1 = wrap(start + t, n_), p2 = wrap(start + len - 1 - t, n_);
-            const int c1 = tour[p1], c2 = tour[p2];
-            tour[p1] = c2;
-            pos[c2] = p1;
-            tour[p2] = c1;
-            pos[c1] = p2;
-        }
+        group_reverse(tour, pos, n_, start, len);
         barrier(CLK_GLOBAL_MEM_FENCE);
     }
     for (int t = lid; t < 4 * REVERSALS * (M + 1); t += wg) {

@@ -58,15 +58,24 @@ inline long group_sum_long(__local long *scratch, const long value)
     return sum;
 }
 
+/* A work-item's share of the closed tour's length: the edges leaving positions first,
+ * first + stride, ... (< n), summed in 64 bits. */
+inline long tour_length_share(DIST_PARAMS, __global const int *restrict tour, const int first,
+                              const int stride)
+{
+    long s = 0;
+    for (int k = first; k < n; k += stride)
+        s += DIST(tour[k], tour[k + 1 == n ? 0 : k + 1]);
+    return s;
+}
+
 /* The closed tour's length, summed in 64 bits in `scratch` (one long per work-item);
  * every work-item gets it. */
 inline long group_tour_length(DIST_PARAMS, __global const int *restrict tour,
                               __local long *scratch)
 {
-    long s = 0;
-    for (int k = get_local_id(0); k < n; k += get_local_size(0))
-        s += DIST(tour[k], tour[k + 1 == n ? 0 : k + 1]);
-    return group_sum_long(scratch, s);
+    return group_sum_long(scratch, tour_length_share(DIST_ARGS, tour, get_local_id(0),
+                                                     get_local_size(0)));
 }
 
 #endif
