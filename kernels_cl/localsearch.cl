@@ -61,27 +61,9 @@
 #define APPLY_GROUP 256
 #endif
 
-/* state[]: the search's bookkeeping, read by the host a few words at a time. */
-#define S_CUR_LEN 0   /* long: length of the current tour (see S_PENDING) */
-#define S_BEST_LEN 1  /* long: length of best_tour (LONG_MAX before the first optimum) */
-#define S_KICKS 2     /* kicks done */
-#define S_BUDGET 3    /* kicks allowed (0: plain local search) */
-#define S_DONE 4      /* 1 when finished */
-#define S_MOVES 5     /* improving moves applied (see S_PENDING) */
-#define S_SAVE 6      /* this step: copy tour -> best_tour */
-#define S_RESTORE 7   /* this step: copy best_tour -> tour */
-#define S_ACCEPT 8    /* -1: always continue from the new local optimum; s >= 0: only if it
-                         is at most s parts per million longer than the best */
-#define S_KICK_WINDOW 9 /* 0: double-bridge cut points anywhere; w > 0: within w positions */
-#define S_SEED_LO 10
-#define S_SEED_HI 11
-#define S_STEPS 12    /* passes (ls_control launches that did something) */
-#define S_MODE 13     /* this step: MODE_* */
-#define S_BEST_CODE 14 /* this step: code of the best move */
-#define S_FLAGS 15    /* bit 0: queue parity; bit 1: this step's queue holds every city;
-                         bit 2: one move per pass (the paper's best improvement) */
-#define S_PENDING 16  /* per ls_apply group g: gain at 16 + 2g, moves at 17 + 2g, not
-                         yet in S_CUR_LEN / S_MOVES (ls_control folds them in) */
+/* state[]: the search's bookkeeping (long), read by the host a few words at a time; the
+ * host passes the words' positions S_* (tspcl/solvers/localsearch.py StateWord, which
+ * says what each holds). */
 
 #define MODE_NONE 0
 #define MODE_IMPROVE 1

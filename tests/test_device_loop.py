@@ -12,7 +12,7 @@ import pytest
 from kernel_fixtures import rt  # noqa: F401 - fixture
 from tspcl.device_instance import DeviceInstance
 from tspcl.gen import generate
-from tspcl.solvers import SolveContext, mmas, neighborhood
+from tspcl.solvers import SolveContext, localsearch, mmas, neighborhood
 from tspcl.solvers.best import BEST_DEFINES, BestOfBatch, BestWord
 from tspcl.solvers.device_loop import LONG_MAX, LoopStatus, run_device_loop
 from tspcl.stop import AnyOf, Deadline
@@ -86,6 +86,7 @@ def test_without_a_time_limit_the_batches_do_not_depend_on_time(rt):  # noqa: F8
     ("mmas", "mmas_best", mmas.program_defines("matrix", 8), "B_"),
     ("acs", "acs_global", {"CL": 8, **BEST_DEFINES}, "B_"),
     ("neighborhood", "nb_eval", neighborhood.program_defines("swap", 0), "S_"),
+    ("localsearch", "ls_control", {"M": 8, **localsearch.STATE_DEFINES}, "S_"),
 ])
 def test_a_kernel_built_without_its_status_layout_does_not_build(rt, program, kernel, defines, prefix):  # noqa: F811
     """The kernels know the status words only from the host's defines: without them

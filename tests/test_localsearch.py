@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import tspcl.solvers.base as base
 import tspcl.solvers.localsearch as ls
 from kernel_fixtures import rt  # noqa: F401 - fixture
 from tspcl.device_instance import DeviceInstance
@@ -224,20 +223,20 @@ def test_local_search_improves_on_its_nn_start(rt):  # noqa: F811
                                     {"accept": "better", "slack": "0.5"},
                                     {"accept": "better", "ls": "lk", "breadth": "2"}])
 def test_ils_tours_valid_after_every_step(rt, monkeypatch, kick, accept):  # noqa: F811
-    """batch=1 and immediate publishing: the current and best tours are read back and
-    validated (Instance.tour_length raises on a non-permutation) after every step."""
-    monkeypatch.setattr(base, "PUBLISH_S", 0.0)
+    """batch=1: the current tour is read back and validated (Instance.tour_length raises
+    on a non-permutation) after every step."""
     seen = []
-    real = ls._publish
+    real = ls.DeviceSearch.read_status
 
-    def publish(ctx, search, state, it):
-        t = ctx.read_tour(search.tour)
-        assert ctx.inst.tour_problem(t) is None
-        assert ctx.inst.tour_length(t) == state[ls.S_CUR_LEN]  # device bookkeeping is exact
-        seen.append(int(state[ls.S_KICKS]))
-        real(ctx, search, state, it)
+    def read_status(search):
+        status = real(search)
+        t = search.ctx.read_tour(search.tour)
+        assert search.ctx.inst.tour_problem(t) is None
+        assert search.ctx.inst.tour_length(t) == search.words[ls.S_CUR_LEN]  # device bookkeeping is exact
+        seen.append(int(search.words[ls.StateWord.KICKS]))
+        return status
 
-    monkeypatch.setattr(ls, "_publish", publish)
+    monkeypatch.setattr(ls.DeviceSearch, "read_status", read_status)
     inst = generate("uniform", 120, seed=6)
     spec = REGISTRY["ils"]
     params = spec.params_from({"kicks": "15", "kick": kick, "batch": "1", **accept})

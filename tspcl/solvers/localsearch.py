@@ -5,15 +5,16 @@ quadrant candidate lists (m = 40), work-items per (city, candidate), section 4.1
 over neighbour triples with the four reconnections, section 4.2; ILS with double-bridge
 kicks, Algorithm 1.  Beyond the paper: an active-city queue (don't-look bits) and many
 non-conflicting moves per pass (kernels_cl/localsearch.cl).  The whole loop runs on the
-device: steps are enqueued in batches; the host reads the status words after each batch
-and the best tour only when it improved (SolveContext.publish_due: at most every
-PUBLISH_S seconds) and at the end.
+device: steps are enqueued in batches (tspcl/solvers/device_loop.py); the host reads the
+status words after each batch and the best tour only when it improved
+(SolveContext.publish_due: at most every PUBLISH_S seconds) and at the end.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import IntEnum
 
 import numpy as np
 
@@ -22,22 +23,48 @@ from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
 from .base import MAX_BATCH, MAX_COUNT, SolveContext, SolverSpec, check_count
 from .construct import NearestNeighborParams, run_nn
+from .device_loop import LONG_MAX, LoopStatus, run_device_loop, word_defines
 
 # ls name -> (2-opt, Or-opt, 3-opt, Lin-Kernighan chain) moves evaluated
 OPERATORS = {"2opt": (1, 0, 0, 0), "oropt": (0, 1, 0, 0), "2opt+oropt": (1, 1, 0, 0),
              "3opt": (1, 1, 1, 0), "lk": (1, 1, 1, 1)}
-# state words (localsearch.cl S_*)
-S_CUR_LEN, S_BEST_LEN, S_KICKS, S_BUDGET, S_DONE, S_MOVES = 0, 1, 2, 3, 4, 5
-S_ACCEPT, S_KICK_WINDOW, S_SEED_LO, S_SEED_HI, S_STEPS, S_FLAGS, S_PENDING = 8, 9, 10, 11, 12, 15, 16
 EVAL_GROUP = 128        # work-items per eval work-group (the paper's tb = 128)
 APPLY_GROUP = 256       # work-items applying one move
 GROUPS_PER_UNIT = 16    # eval/apply work-groups per compute unit (they loop over the queue)
 SINGLE_CITIES_PER_UNIT = 6  # queued cities per compute unit evaluated at once in one-move steps
 CLAIM_BLOCK = 64        # tour positions per claim block (localsearch.cl)
 KICK_REVERSALS = 4      # a double bridge is four reversals (localsearch.cl)
-LONG_MAX = 2**63 - 1
 MAX_M = 64              # candidates per city the local search takes at most
 MEMORY_HINT = "fewer candidates (e.g. -p m=8)"
+
+
+class StateWord(IntEnum):
+    """The search's state words (long) in localsearch.cl, -D S_<NAME>."""
+
+    CUR_LEN = 0       # length of the current tour (see PENDING)
+    BEST_LEN = 1      # length of best_tour (LONG_MAX before the first optimum)
+    KICKS = 2         # kicks done
+    BUDGET = 3        # kicks allowed (0: plain local search)
+    DONE = 4          # 1 when finished
+    MOVES = 5         # improving moves applied (see PENDING)
+    SAVE = 6          # this step: copy tour -> best_tour
+    RESTORE = 7       # this step: copy best_tour -> tour
+    ACCEPT = 8        # -1: always go on from the new local optimum; s >= 0: only if it is at
+                      # most s parts per million longer than the best
+    KICK_WINDOW = 9   # 0: double-bridge cut points anywhere; w > 0: within w positions
+    SEED_LO = 10
+    SEED_HI = 11
+    STEPS = 12        # passes (ls_control launches that did something)
+    MODE = 13         # this step: MODE_* (localsearch.cl)
+    BEST_CODE = 14    # this step: code of the best move
+    FLAGS = 15        # bit 0: queue parity; bit 1: this step's queue holds every city;
+                      # bit 2: one move per pass (the paper's best improvement)
+    PENDING = 16      # per ls_apply group g: gain at 16 + 2g, moves at 17 + 2g, not yet in
+                      # CUR_LEN / MOVES (ls_control folds them in)
+
+
+STATE_DEFINES = word_defines("S_", StateWord)
+S_CUR_LEN, S_DONE = StateWord.CUR_LEN, StateWord.DONE   # the names pils.py reads
 
 
 @dataclass(frozen=True)
@@ -159,35 +186,28 @@ def run_local_search(ctx: SolveContext, p: LocalSearchParams) -> None:
     if isinstance(p, IteratedLocalSearchParams):
         search.set_kicks(kicks, -1 if p.accept == "always" else round(p.slack * 10**4),
                          p.window if p.kick == "local" else 0)
-    while True:
-        state = search.run_batch(p.batch)
-        iteration = int(state[S_KICKS]) if search.kicks else int(state[S_MOVES])
-        done = bool(state[S_DONE])
-        if done or ctx.publish_due(int(min(state[S_BEST_LEN], state[S_CUR_LEN]))):
-            _publish(ctx, search, state, iteration)
-        moves_spent = p.max_moves and state[S_MOVES] >= p.max_moves
-        if done or moves_spent or ctx.stop(iteration):
-            break
-    if not done:
-        _publish(ctx, search, state, iteration)
-    ctx.iterations = iteration
+    run_device_loop(ctx, search)
 
 
 class DeviceSearch:
     """The device side of one local search / ILS run (kernels_cl/localsearch.cl): the
     tour, its position array, the active-city queue and the step's bookkeeping.  A step
-    is ls_eval -> ls_control -> ls_claim -> ls_resolve -> ls_apply (launches())."""
+    is ls_eval -> ls_control -> ls_claim -> ls_resolve -> ls_apply (launches()).  It is
+    the device loop's run (device_loop.DeviceRun): batches of p.batch steps; the run is
+    done at the (last) local optimum, or once p.max_moves improving moves are applied;
+    its iterations are the kicks of an ILS, else the moves."""
 
     def __init__(self, ctx: SolveContext, cand, p: LocalSearchParams):
         rt, dinst = ctx.rt, ctx.dinst
         n, m = ctx.inst.n, cand.m
         self.ctx, self.rt, self.n, self.cand = ctx, rt, n, cand
         use_2opt, use_oropt, use_3opt, use_lk = OPERATORS[p.ls]
-        probe = dinst.kernel("localsearch", "ls_control", M=m)
+        probe = dinst.kernel("localsearch", "ls_control", M=m, **STATE_DEFINES)
         self.apply_wg = rt.work_group_size(probe, APPLY_GROUP)
         chains = {"LK_DEPTH": p.depth, "LK_BREADTH": p.breadth, "LK_STEP_M": min(p.chain_m, m)}
         defines = {"M": m, "USE_2OPT": use_2opt, "USE_OROPT": use_oropt, "USE_3OPT": use_3opt,
-                   "USE_LK": use_lk, **(chains if use_lk else {}), "APPLY_GROUP": self.apply_wg}
+                   "USE_LK": use_lk, **(chains if use_lk else {}), "APPLY_GROUP": self.apply_wg,
+                   **STATE_DEFINES}
         self.k = {name: dinst.kernel("localsearch", name, **defines)
                   for name in ("ls_eval", "ls_control", "ls_claim", "ls_resolve", "ls_apply")}
         units = rt.device.max_compute_units
@@ -210,6 +230,7 @@ class DeviceSearch:
         self.kicks = 0
         self.kicking = False
         self.one_move = p.moves == "best"
+        self.batch, self.max_moves = p.batch, p.max_moves
         self.tour, self.pos, self.best_tour = rt.empty(4 * n), rt.empty(4 * n), rt.empty(4 * n)
         self.queue, self.qcount, self.active = rt.empty(8 * n), rt.empty(8), rt.empty(4 * n)
         self.ent_gain, self.ent_code = rt.empty(8 * n), rt.empty(8 * n)
@@ -219,8 +240,9 @@ class DeviceSearch:
         most_groups = max(self.eval_groups.values())
         self.group_gain, self.group_code = rt.empty(8 * most_groups), rt.empty(8 * most_groups)
         self.move = rt.empty(4 * 2 * KICK_REVERSALS)  # the step's kick
-        self.state_host = np.zeros(S_PENDING + 2 * self.apply_groups, np.int64)
+        self.state_host = np.zeros(StateWord.PENDING + 2 * self.apply_groups, np.int64)
         self.state = rt.empty(self.state_host.nbytes)
+        self.words = self.state_host[:StateWord.PENDING]   # the last words read
         self.all_queued = None   # device copies of a queue holding every city (restart)
 
     def load(self, order: np.ndarray, length: int) -> None:
@@ -246,11 +268,11 @@ class DeviceSearch:
         rt.cl.enqueue_copy(q, self.best_tour, self.tour)
         for buf, initial in zip((self.queue, self.active, self.qcount), self.all_queued):
             rt.cl.enqueue_copy(q, buf, initial)
-        s = self.state_host
+        s, w = self.state_host, StateWord
         s[:] = 0
-        s[S_CUR_LEN], s[S_BEST_LEN] = length, LONG_MAX
-        s[S_FLAGS] = 2 | (4 if self.one_move else 0)  # parity 0, every city queued
-        s[S_SEED_LO], s[S_SEED_HI] = self.ctx.seed & 0xFFFFFFFF, (self.ctx.seed >> 32) & 0xFFFFFFFF
+        s[w.CUR_LEN], s[w.BEST_LEN] = length, LONG_MAX
+        s[w.FLAGS] = 2 | (4 if self.one_move else 0)  # parity 0, every city queued
+        s[w.SEED_LO], s[w.SEED_HI] = self.ctx.seed & 0xFFFFFFFF, (self.ctx.seed >> 32) & 0xFFFFFFFF
         rt.cl.enqueue_copy(rt.queue, self.state, s)
 
     def set_kicks(self, budget: int, slack_ppm: int, window: int) -> None:
@@ -258,8 +280,8 @@ class DeviceSearch:
         a new local optimum more than `slack_ppm` parts per million longer than the best
         sends the walk back to the best (-1: never, the paper's acceptance)."""
         self.kicks = budget
-        s = self.state_host
-        s[S_BUDGET], s[S_ACCEPT], s[S_KICK_WINDOW] = budget, slack_ppm, window
+        s, w = self.state_host, StateWord
+        s[w.BUDGET], s[w.ACCEPT], s[w.KICK_WINDOW] = budget, slack_ppm, window
         self.rt.cl.enqueue_copy(self.rt.queue, self.state, s)
 
     def launches(self, single: bool = False) -> list:
@@ -299,28 +321,48 @@ class DeviceSearch:
             out.append((kernel, (gsize,), None if lsize is None else (lsize,)))
         return out
 
-    def run_batch(self, steps: int) -> np.ndarray:
-        """Enqueue `steps` steps, then read the status words (blocking; a few hundred
-        bytes).  The returned S_CUR_LEN / S_MOVES include the moves still pending.
-        Once an ILS has kicked, steps apply one move each from ls_control."""
+    def enqueue(self, steps: int) -> list:
+        """Enqueue `steps` steps (their launches' events).  Once an ILS has kicked, steps
+        apply one move each from ls_control."""
         cl, q = self.rt.cl, self.rt.queue
         launches = self.launches(single=self.kicking)
-        events = [cl.enqueue_nd_range_kernel(q, k, g, l) for _ in range(steps) for k, g, l in launches]
+        return [cl.enqueue_nd_range_kernel(q, k, g, l) for _ in range(steps) for k, g, l in launches]
+
+    def read_words(self) -> np.ndarray:
+        """Read the state words back (blocking; a few hundred bytes).  The returned
+        CUR_LEN / MOVES include the moves still pending."""
         s = self.state_host
-        cl.enqueue_copy(q, s, self.state)
-        self.ctx.timed_span(events[0], events[-1])
-        out = s[:S_PENDING].copy()
-        out[S_CUR_LEN] -= s[S_PENDING::2].sum()
-        out[S_MOVES] += s[S_PENDING + 1::2].sum()
-        self.kicking = out[S_KICKS] > 0
+        self.rt.cl.enqueue_copy(self.rt.queue, s, self.state)
+        out = s[:StateWord.PENDING].copy()
+        out[StateWord.CUR_LEN] -= s[StateWord.PENDING::2].sum()
+        out[StateWord.MOVES] += s[StateWord.PENDING + 1::2].sum()
+        self.kicking = out[StateWord.KICKS] > 0
+        self.words = out
         return out
 
+    def run_batch(self, steps: int) -> np.ndarray:
+        """Enqueue `steps` steps, then read the state words (read_words)."""
+        events = self.enqueue(steps)
+        out = self.read_words()
+        self.ctx.timed_span(events[0], events[-1])
+        return out
 
-def _publish(ctx, search: DeviceSearch, state, iteration):
-    """Offer the best device tour to the context (host recomputes its exact length)."""
-    if state[S_BEST_LEN] != LONG_MAX:
-        ctx.improve(ctx.read_tour(search.best_tour), iteration)
-    ctx.improve(ctx.read_tour(search.tour), iteration)
+    def batch_size(self, status: LoopStatus) -> int:
+        return self.batch
+
+    def read_status(self) -> LoopStatus:
+        w = self.read_words()
+        moves = int(w[StateWord.MOVES])
+        done = bool(w[StateWord.DONE]) or bool(self.max_moves and moves >= self.max_moves)
+        best = min(int(w[StateWord.BEST_LEN]), int(w[StateWord.CUR_LEN]))
+        return LoopStatus(best, int(w[StateWord.KICKS]) if self.kicks else moves, done)
+
+    def best_buffer(self, status: LoopStatus):
+        """best_tour (the best local optimum) unless the current tour is shorter."""
+        return self.best_tour if self.words[StateWord.BEST_LEN] <= self.words[StateWord.CUR_LEN] else self.tour
+
+    def after_batch(self, status: LoopStatus) -> None:
+        pass
 
 
 def _memory(inst: Instance, p: LocalSearchParams) -> int:
