@@ -10,6 +10,8 @@ default ``prepend`` import mode puts tests/ on ``sys.path``.
 * ``shared_instances()``: ``../shared/instances`` beside the checkout (override with
   ``TSPCL_SHARED_INSTANCES``); ``require_shared_instances()`` skips when it is absent.
 * ``load_problem(path)``: :func:`tspcl.tsplib.read_problem`, parsed once per path.
+* ``check_kernels(program)``: tests/kernels/PROGRAM_checks.cl, the kernels only tests use,
+  built as the production program kernels_cl/PROGRAM.cl with them added.
 """
 
 from __future__ import annotations
@@ -123,6 +125,11 @@ def shared_instance(rel: str):
 
 
 # ---- small helpers ---------------------------------------------------------------------
+def check_kernels(program: str) -> Path:
+    """tests/kernels/PROGRAM_checks.cl, for ``DeviceInstance.kernel`` / ``Runtime.kernel``."""
+    return Path(__file__).resolve().parent / "kernels" / f"{program}_checks.cl"
+
+
 def device_instance(rt, inst):
     from tspcl.device_instance import DeviceInstance
 

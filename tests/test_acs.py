@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernel_fixtures import make_instance, rt  # noqa: F401 - fixture
+from kernel_fixtures import check_kernels, make_instance, rt  # noqa: F401 - fixture
 from test_localsearch import improving_2opt
 from test_mmas import chi2_critical
 from tspcl.device import Runtime
@@ -136,7 +136,7 @@ def test_selective_memory_matches_a_host_model_of_fig5(rt, s):  # noqa: F811
     reads = np.array([(x, y) for x in range(n) for y in range(n)], np.int32)
     inst = generate("uniform", n, seed=1)
     dinst = DeviceInstance(rt, inst)
-    k = dinst.kernel("acs", "acs_pher_sequence", **BEST_DEFINES, CL=8, STORE=acs.STORES["spm"], SPM_S=s, BETA_WHOLE=2)
+    k = dinst.kernel(check_kernels("acs"), "acs_pher_sequence", **BEST_DEFINES, CL=8, STORE=acs.STORES["spm"], SPM_S=s, BETA_WHOLE=2)
     empty = np.array([acs.EMPTY_NODE, 0, 0, 0], np.uint32)
     edges, tail = rt.to_device(np.tile(empty, n * s)), rt.to_device(np.full(n, s - 1, np.uint32))
     out = rt.empty(4 * len(reads))
@@ -212,7 +212,7 @@ def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store, be
     dinst.kernel("mmas", "mmas_heuristic", **program_defines("candidates", cl))(
         rt.queue, (n * cl,), None, *dinst.dist_args, cand.cities, np.float32(beta), heur)
     rng = np.random.default_rng(5)
-    k = dinst.kernel("acs", "acs_greedy_choice", **BEST_DEFINES, CL=cl, STORE=acs.STORES[store], SPM_S=s,
+    k = dinst.kernel(check_kernels("acs"), "acs_greedy_choice", **BEST_DEFINES, CL=cl, STORE=acs.STORES[store], SPM_S=s,
                      BETA_WHOLE=acs.beta_whole(beta))
     lm = rt.cl.LocalMemory
     outcomes = set()

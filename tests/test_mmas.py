@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from kernel_fixtures import rt  # noqa: F401 - fixture
+from kernel_fixtures import check_kernels, rt  # noqa: F401 - fixture
 from tspcl.device import Runtime
 from tspcl.device_instance import DeviceInstance
 from tspcl.errors import DeviceMemoryError, UsageError
@@ -218,7 +218,7 @@ def sample(rt, selection, tabu, weights, visited, cur, trials, cand=None, step=1
     cl = 0 if cand is None else cand.shape[1]
     inst = generate("uniform", n, seed=1) if inst is None else inst
     dinst = DeviceInstance(rt, inst)
-    k = dinst.kernel("aco", "aco_select_sample", TABU=mmas.TABUS[tabu],
+    k = dinst.kernel(check_kernels("aco"), "aco_select_sample", TABU=mmas.TABUS[tabu],
                      SELECT=mmas.SELECTIONS[selection], **{**mmas.store_defines(store, cl), "CL": cl},
                      FALLBACK_BEST=int(fallback == "best"))
     matrix = np.zeros((n, n if store == "matrix" else cl), np.float32)

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from kernel_fixtures import rt  # noqa: F401 - fixture
+from kernel_fixtures import check_kernels, rt  # noqa: F401 - fixture
 from tspcl.device_instance import DeviceInstance
 from tspcl.errors import UsageError
 from tspcl.gen import generate
@@ -121,7 +121,7 @@ def touched(nb, tour, p):
 def device_moves(rt, inst, nb, tour, ids, cand_buf=None, m=0):  # noqa: F811
     """(positions + rotation, delta) of each id from the nb_moves kernel."""
     dinst = DeviceInstance(rt, inst)
-    k = dinst.kernel("neighborhood", "nb_moves", **nbs.program_defines(nb, m))
+    k = dinst.kernel(check_kernels("neighborhood"), "nb_moves", **nbs.program_defines(nb, m))
     tour = np.asarray(tour, np.int32)
     pos = np.empty(inst.n, np.int32)
     pos[tour] = np.arange(inst.n)
