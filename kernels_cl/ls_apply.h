@@ -8,7 +8,8 @@
 #include "ls_move.h"
 #include "tour.h"
 
-#define CLAIM_BLOCK 64          /* tour positions per claim block */
+/* CLAIM_BLOCK, the tour positions per claim block, comes from the host
+ * (tspcl/solvers/localsearch.py, which sizes the blocks' buffers by it). */
 #define MAX_CLAIM_BLOCKS 32     /* longer moves take part only when they are the best */
 
 /* City c's tour edges changed (or it keeps an improving move): queue it for the next

@@ -1,6 +1,7 @@
 /* Moves of the candidate-list local search (localsearch.cl): a move as reversals of tour
  * position intervals, the view of a (city, candidate) pair that every move kind reads,
- * and the order of moves by (gain, code).  Needs M, USE_LK and LK_DEPTH defined. */
+ * and the order of moves by (gain, code).  Needs M, USE_LK, LK_DEPTH and KICK_REVERSALS
+ * defined. */
 #ifndef TSPCL_LS_MOVE_H
 #define TSPCL_LS_MOVE_H
 
@@ -12,7 +13,9 @@
 #define SUB_3OPT 16
 #define SUB_LK 448
 
-#define KICK_REVERSALS 4      /* a double bridge; also the most any other move needs */
+/* KICK_REVERSALS, a double bridge's reversals and the most any move but an LK chain
+ * needs, comes from the host (tspcl/solvers/localsearch.py, which sizes the moves'
+ * buffers by it). */
 #define REVERSALS (USE_LK && LK_DEPTH > KICK_REVERSALS ? LK_DEPTH : KICK_REVERSALS)
 #define MOVE_WORDS (2 * REVERSALS) /* a move stored for ls_apply: start, length of each */
 

@@ -86,11 +86,14 @@ def test_without_a_time_limit_the_batches_do_not_depend_on_time(rt):  # noqa: F8
     ("mmas", "mmas_best", mmas.program_defines("matrix", 8), "B_"),
     ("acs", "acs_global", {"CL": 8, **BEST_DEFINES}, "B_"),
     ("neighborhood", "nb_eval", neighborhood.program_defines("swap", 0), "S_"),
-    ("localsearch", "ls_control", {"M": 8, **localsearch.STATE_DEFINES}, "S_"),
+    ("localsearch", "ls_control", {"M": 8, **localsearch.PROGRAM_DEFINES}, "S_"),
+    ("localsearch", "ls_control", {"M": 8, **localsearch.PROGRAM_DEFINES}, "CLAIM_BLOCK"),
+    ("localsearch", "ls_control", {"M": 8, **localsearch.PROGRAM_DEFINES}, "KICK_REVERSALS"),
 ])
-def test_a_kernel_built_without_its_status_layout_does_not_build(rt, program, kernel, defines, prefix):  # noqa: F811
-    """The kernels know the status words only from the host's defines: without them
-    (the rest of the program's defines given) they do not build."""
+def test_a_kernel_built_without_the_hosts_constants_does_not_build(rt, program, kernel, defines, prefix):  # noqa: F811
+    """The kernels know the status words and the sizes the host allocates by only from
+    the host's defines: without those named `prefix`... (the rest of the program's
+    defines given) they do not build."""
     dinst = DeviceInstance(rt, generate("uniform", 12, seed=1))
     dinst.kernel(program, kernel, **defines)
     with pytest.raises(cl.RuntimeError):

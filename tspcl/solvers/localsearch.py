@@ -32,8 +32,8 @@ EVAL_GROUP = 128        # work-items per eval work-group (the paper's tb = 128)
 APPLY_GROUP = 256       # work-items applying one move
 GROUPS_PER_UNIT = 16    # eval/apply work-groups per compute unit (they loop over the queue)
 SINGLE_CITIES_PER_UNIT = 6  # queued cities per compute unit evaluated at once in one-move steps
-CLAIM_BLOCK = 64        # tour positions per claim block (localsearch.cl)
-KICK_REVERSALS = 4      # a double bridge is four reversals (localsearch.cl)
+CLAIM_BLOCK = 64        # tour positions per claim block (ls_apply.h, -D CLAIM_BLOCK)
+KICK_REVERSALS = 4      # a double bridge is four reversals (ls_move.h, -D KICK_REVERSALS)
 MAX_M = 64              # candidates per city the local search takes at most
 MEMORY_HINT = "fewer candidates (e.g. -p m=8)"
 
@@ -64,6 +64,9 @@ class StateWord(IntEnum):
 
 
 STATE_DEFINES = word_defines("S_", StateWord)
+# localsearch.cl's defines besides the search's own: the state words and the sizes the
+# host allocates by
+PROGRAM_DEFINES = {**STATE_DEFINES, "CLAIM_BLOCK": CLAIM_BLOCK, "KICK_REVERSALS": KICK_REVERSALS}
 S_CUR_LEN, S_DONE = StateWord.CUR_LEN, StateWord.DONE   # the names pils.py reads
 
 
@@ -202,12 +205,12 @@ class DeviceSearch:
         n, m = ctx.inst.n, cand.m
         self.ctx, self.rt, self.n, self.cand = ctx, rt, n, cand
         use_2opt, use_oropt, use_3opt, use_lk = OPERATORS[p.ls]
-        probe = dinst.kernel("localsearch", "ls_control", M=m, **STATE_DEFINES)
+        probe = dinst.kernel("localsearch", "ls_control", M=m, **PROGRAM_DEFINES)
         self.apply_wg = rt.work_group_size(probe, APPLY_GROUP)
         chains = {"LK_DEPTH": p.depth, "LK_BREADTH": p.breadth, "LK_STEP_M": min(p.chain_m, m)}
         defines = {"M": m, "USE_2OPT": use_2opt, "USE_OROPT": use_oropt, "USE_3OPT": use_3opt,
                    "USE_LK": use_lk, **(chains if use_lk else {}), "APPLY_GROUP": self.apply_wg,
-                   **STATE_DEFINES}
+                   **PROGRAM_DEFINES}
         self.k = {name: dinst.kernel("localsearch", name, **defines)
                   for name in ("ls_eval", "ls_control", "ls_claim", "ls_resolve", "ls_apply")}
         units = rt.device.max_compute_units
