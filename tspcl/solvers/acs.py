@@ -38,8 +38,8 @@ from ..errors import UsageError
 from ..instance import Instance
 from ..launches import enqueue_repeated
 from ..neighbors import CandidateParams, candidate_bytes
-from . import ant_two_opt
-from .ant_two_opt import AntTwoOpt, AntTwoOptParams
+from . import population_two_opt
+from .population_two_opt import PopulationTwoOpt, PopulationTwoOptParams
 from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
 from .best import BEST_DEFINES, BestOfBatch, StepRun
 from .construct import NearestNeighborParams, run_nn
@@ -172,7 +172,9 @@ class AcsColony:
         self.tau0 = 0.0
         self.q0 = used.q0
         self.store = store
-        self.ls = AntTwoOpt(ctx, self.ants, AntTwoOptParams(neighbors=p.ls_neighbors)) if p.ls == "2opt" else None
+        self.ls = None
+        if p.ls == "2opt":
+            self.ls = PopulationTwoOpt(ctx, self.ants, PopulationTwoOptParams(neighbors=p.ls_neighbors))
 
     def start(self, nn_length: int, tau0: float | None = None) -> list:
         """Every trail at tau0 = 1 / (n L_nn) (or `tau0`), an empty selective memory,
@@ -261,7 +263,9 @@ def _memory(inst: Instance, p: AcsParams) -> int:
     if p.variant == "gpu":  # a second matrix, the tabus and steps between launches
         pheromone *= 2
         visited = 4 * ants * (-(-n // 32)) + 16 * ants
-    ls = (ant_two_opt.memory_bytes(n, ants) + candidate_bytes(n, p.ls_neighbors)) if p.ls == "2opt" else 0
+    ls = 0
+    if p.ls == "2opt":
+        ls = population_two_opt.memory_bytes(n, ants) + candidate_bytes(n, p.ls_neighbors)
     return (base + pheromone + visited + ls + 4 * ants * n + 8 * ants + 4 * n * p.cl
             + candidate_bytes(n, max(p.cl, 10)) + 8 * n + 2**20)
 

@@ -28,8 +28,8 @@ from ..device import round_up
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import candidate_bytes
-from . import ant_two_opt
-from .ant_two_opt import AntTwoOpt, AntTwoOptParams
+from . import population_two_opt
+from .population_two_opt import PopulationTwoOpt, PopulationTwoOptParams
 from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
 from .best import BestOfBatch, StepRun
 from .device_loop import run_device_loop
@@ -197,7 +197,7 @@ class GenePool:
         self.best = BestOfBatch(ctx, self.m)
         self.gene_group = rt.work_group_size(self.k["ga_lengths"], GENE_GROUP)
         self.crossover_group = rt.work_group_size(self.k["ga_crossover"], CROSSOVER_GROUP)
-        self.ls = (AntTwoOpt(ctx, self.m, AntTwoOptParams(neighbors=p.ls_neighbors))
+        self.ls = (PopulationTwoOpt(ctx, self.m, PopulationTwoOptParams(neighbors=p.ls_neighbors))
                    if p.init == "2opt" else None)
 
     def _key(self, seed: int) -> tuple:
@@ -285,7 +285,9 @@ def _memory(inst: Instance, p: GaParams) -> int:
     n, m, g = inst.n, p.population, p.groups
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
     tasks = task_count(p)
-    ls = (ant_two_opt.memory_bytes(n, m) + candidate_bytes(n, p.ls_neighbors)) if p.init == "2opt" else 0
+    ls = 0
+    if p.init == "2opt":
+        ls = population_two_opt.memory_bytes(n, m) + candidate_bytes(n, p.ls_neighbors)
     return (base + 4 * m * n + 8 * m + sum(working_memory_bytes(tasks, n, m)) + 32 * tasks
             + 4 * g * n + 20 * g + 8 * n + ls + 2**20)
 
@@ -294,7 +296,7 @@ def _largest_buffer(inst: Instance, p: GaParams) -> int:
     """The genes, the instance, a part of the crossover's working memory, or 2-opt's."""
     n, m = inst.n, p.population
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    ls = ant_two_opt.memory_bytes(n, m) if p.init == "2opt" else 0
+    ls = population_two_opt.memory_bytes(n, m) if p.init == "2opt" else 0
     return max(base, 4 * m * n, *working_memory_bytes(task_count(p), n, m), ls)
 
 

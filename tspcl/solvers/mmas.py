@@ -5,11 +5,12 @@ Six variants: next-node selection by parallel roulette wheel (rwm) or weighted r
 sampling (wrs), ants' tabu as list compression (lc), compact tabu (ct) or bitmask (bt),
 with or without candidate lists (cl, 32 by default).  An iteration is four launches
 (kernels_cl/aco.cl aco_construct, kernels_cl/mmas.cl mmas_best (the best of
-kernels_cl/best.h and the trail limits), mmas_trails, mmas_deposit), with the ants' 2-opt (kernels_cl/ant2opt.cl, section 5.7) after the
-construction when ls=2opt; iterations run in batches (tspcl/solvers/device_loop.py) and
-the host reads the status words (iteration best, global best, best since the last reset,
-best.py BestWord) after each batch, the best tour only when it improved, and decides
-there whether the trails are reset.
+kernels_cl/best.h and the trail limits), mmas_trails, mmas_deposit), with the ants'
+2-opt (kernels_cl/ant2opt.cl, section 5.7) after the construction when ls=2opt;
+iterations run in batches (tspcl/solvers/device_loop.py) and the host reads the status
+words (iteration best, global best, best since the last reset, best.py BestWord) after
+each batch, the best tour only when it improved, and decides there whether the trails
+are reset.
 Same seed, same device: the same tours.  Across devices the float weights (pow, log,
 the roulette's partial sums) may round differently, so tours may differ there.
 """
@@ -24,8 +25,8 @@ from ..device import round_up
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
-from . import ant_two_opt
-from .ant_two_opt import AntTwoOpt, AntTwoOptParams
+from . import population_two_opt
+from .population_two_opt import PopulationTwoOpt, PopulationTwoOptParams
 from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
 from .best import BEST_DEFINES, BestOfBatch, BestWord, StepRun
 from .construct import NearestNeighborParams, run_nn
@@ -110,8 +111,9 @@ class MmasParams:
         if self.ls not in ("none", "2opt"):
             raise UsageError(f"ls must be none or 2opt for mmas (got {self.ls!r})")
         check_count("ls_neighbors", self.ls_neighbors, 1, MAX_CANDIDATES)
-        if self.ls_moves not in ant_two_opt.MOVES:
-            raise UsageError(f"ls_moves must be one of {', '.join(ant_two_opt.MOVES)} (got {self.ls_moves!r})")
+        if self.ls_moves not in population_two_opt.MOVES:
+            raise UsageError(f"ls_moves must be one of {', '.join(population_two_opt.MOVES)} "
+                             f"(got {self.ls_moves!r})")
         check_count("threads", self.threads, note=", 0 for the rule of ant_group_size")
         if self.threads and (self.threads < 32 or self.threads & (self.threads - 1)):
             raise UsageError(f"threads must be 0 or a power of two of at least 32 (got {self.threads})")
@@ -224,7 +226,7 @@ def fitting_variants(n: int, local_mem: int, threads: int, cl: int = 0) -> list[
 class DeviceColony:
     """The device side of one MMAS run: matrices, tours, status and limits."""
 
-    def __init__(self, ctx: SolveContext, p: MmasParams, ls: AntTwoOptParams | None = None):
+    def __init__(self, ctx: SolveContext, p: MmasParams, ls: PopulationTwoOptParams | None = None):
         """`ls`: the 2-opt's launch shape when p.ls is '2opt' (default: its defaults with
         p.ls_neighbors)."""
         rt, inst = ctx.rt, ctx.inst
@@ -273,7 +275,8 @@ class DeviceColony:
         self.limits = rt.empty(16)
         self.ls = None
         if p.ls == "2opt":
-            self.ls = AntTwoOpt(ctx, self.ants, ls or AntTwoOptParams(neighbors=p.ls_neighbors, moves=p.ls_moves))
+            self.ls = PopulationTwoOpt(ctx, self.ants,
+                                       ls or PopulationTwoOptParams(neighbors=p.ls_neighbors, moves=p.ls_moves))
 
     def start(self, nn_length: int) -> list:
         """Limits from the NN tour, every trail at tau_max, the heuristic matrix."""
@@ -371,7 +374,9 @@ def _memory(inst: Instance, p: MmasParams) -> int:
     matrices = (4 if p.selection == "wrs" else 3) * 4 * cells
     if p.store == "matrix":
         matrices += 4 * n * used.cl  # the list weights' copy
-    ls = (ant_two_opt.memory_bytes(n, ants) + candidate_bytes(n, p.ls_neighbors)) if p.ls == "2opt" else 0
+    ls = 0
+    if p.ls == "2opt":
+        ls = population_two_opt.memory_bytes(n, ants) + candidate_bytes(n, p.ls_neighbors)
     return (base + matrices + 4 * ants * n + 8 * ants + candidate_bytes(n, max(p.cl, 10))
             + ls + 16 * n + 2**20)
 

@@ -20,15 +20,15 @@ from tspcl.device_instance import DeviceInstance
 from tspcl.gen import generate
 from tspcl.neighbors import CandidateParams
 from tspcl.solvers import SolveContext
-from tspcl.solvers.ant_two_opt import AntTwoOpt, AntTwoOptParams
+from tspcl.solvers.population_two_opt import PopulationTwoOpt, PopulationTwoOptParams
 
 ANTS = 4
 
 
-def improve(rt, inst, tours: np.ndarray, p: AntTwoOptParams):
+def improve(rt, inst, tours: np.ndarray, p: PopulationTwoOptParams):
     """The kernel on `tours` (ants x n); the improved tours, their lengths, the lists."""
     ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=0)
-    search = AntTwoOpt(ctx, len(tours), p)
+    search = PopulationTwoOpt(ctx, len(tours), p)
     buf, lengths = rt.to_device(tours.astype(np.int32)), rt.empty(8 * len(tours))
     ctx.timed(search.enqueue(buf, lengths))
     cand = ctx.candidates(CandidateParams("knn", min(p.neighbors, inst.n - 1))).host(rt)[0]
@@ -51,12 +51,12 @@ def assert_2opt_optimal(rt, inst, params, seed):  # noqa: F811
         assert improving_2opt(inst, t, cand, bentley=True) == [], inst.name
 
 
-@pytest.mark.parametrize("params", [AntTwoOptParams(neighbors=10, threads=32, split=1),
-                                    AntTwoOptParams(neighbors=10, threads=128, split=8),
-                                    AntTwoOptParams(neighbors=7, threads=64, split=32, memory="global"),
-                                    AntTwoOptParams(neighbors=32, threads=32, split=4, memory="global"),
-                                    AntTwoOptParams(neighbors=10, threads=128, split=4, moves="best"),
-                                    AntTwoOptParams(neighbors=7, threads=64, split=8, memory="global",
+@pytest.mark.parametrize("params", [PopulationTwoOptParams(neighbors=10, threads=32, split=1),
+                                    PopulationTwoOptParams(neighbors=10, threads=128, split=8),
+                                    PopulationTwoOptParams(neighbors=7, threads=64, split=32, memory="global"),
+                                    PopulationTwoOptParams(neighbors=32, threads=32, split=4, memory="global"),
+                                    PopulationTwoOptParams(neighbors=10, threads=128, split=4, moves="best"),
+                                    PopulationTwoOptParams(neighbors=7, threads=64, split=8, memory="global",
                                                     moves="best")],
                          ids=["split1", "split8", "split32-global", "split4-global", "split4-best",
                               "split8-global-best"])
@@ -66,15 +66,15 @@ def test_random_tours_become_2opt_optimal_within_the_lists(rt, params):  # noqa:
 
 def test_every_metric(rt):  # noqa: F811
     for k, inst in enumerate(instances()):
-        assert_2opt_optimal(rt, inst, AntTwoOptParams(neighbors=10, threads=64, split=8), seed=k)
+        assert_2opt_optimal(rt, inst, PopulationTwoOptParams(neighbors=10, threads=64, split=8), seed=k)
 
 
 @pytest.mark.parametrize("split", [2, 16])
 def test_local_and_global_tours_are_the_same(rt, split):  # noqa: F811
     inst = generate("clustered", 300, seed=9)
     start = random_tours(inst.n, 3)
-    local, local_len, _ = improve(rt, inst, start, AntTwoOptParams(threads=64, split=split))
-    glob, glob_len, _ = improve(rt, inst, start, AntTwoOptParams(threads=64, split=split, memory="global"))
+    local, local_len, _ = improve(rt, inst, start, PopulationTwoOptParams(threads=64, split=split))
+    glob, glob_len, _ = improve(rt, inst, start, PopulationTwoOptParams(threads=64, split=split, memory="global"))
     assert np.array_equal(local, glob) and np.array_equal(local_len, glob_len)
 
 
@@ -82,7 +82,7 @@ def test_local_and_global_tours_are_the_same(rt, split):  # noqa: F811
 def test_tiny_tours(rt, n):  # noqa: F811
     inst = generate("uniform", n, seed=n)
     start = random_tours(n, n)
-    tours, lengths, cand = improve(rt, inst, start, AntTwoOptParams(neighbors=2, threads=32, split=8))
+    tours, lengths, cand = improve(rt, inst, start, PopulationTwoOptParams(neighbors=2, threads=32, split=8))
     for t, length in zip(tours, lengths):
         assert sorted(t) == list(range(n)) and length == inst.tour_length(t)
         if n >= 5:
@@ -165,15 +165,15 @@ def host_two_opt(inst, start, cand, cand_dist, per_chunk: int, best_move: bool) 
             queue, queued, moved = all_cities()
 
 
-@pytest.mark.parametrize("params", [AntTwoOptParams(neighbors=8, threads=32, split=1),
-                                    AntTwoOptParams(neighbors=8, threads=64, split=2),
-                                    AntTwoOptParams(neighbors=10, threads=64, split=4),
-                                    AntTwoOptParams(neighbors=6, threads=32, split=8, memory="global"),
-                                    AntTwoOptParams(neighbors=8, threads=32, split=1, moves="best"),
-                                    AntTwoOptParams(neighbors=7, threads=32, split=2, memory="global",
+@pytest.mark.parametrize("params", [PopulationTwoOptParams(neighbors=8, threads=32, split=1),
+                                    PopulationTwoOptParams(neighbors=8, threads=64, split=2),
+                                    PopulationTwoOptParams(neighbors=10, threads=64, split=4),
+                                    PopulationTwoOptParams(neighbors=6, threads=32, split=8, memory="global"),
+                                    PopulationTwoOptParams(neighbors=8, threads=32, split=1, moves="best"),
+                                    PopulationTwoOptParams(neighbors=7, threads=32, split=2, memory="global",
                                                     moves="best"),
-                                    AntTwoOptParams(neighbors=10, threads=64, split=4, moves="best"),
-                                    AntTwoOptParams(neighbors=6, threads=64, split=8, memory="global",
+                                    PopulationTwoOptParams(neighbors=10, threads=64, split=4, moves="best"),
+                                    PopulationTwoOptParams(neighbors=6, threads=64, split=8, memory="global",
                                                     moves="best")],
                          ids=["32x1", "64x2", "64x4", "32x8-global", "32x1-best", "32x2-global-best",
                               "64x4-best", "64x8-global-best"])
@@ -181,7 +181,7 @@ def test_tours_are_the_host_versions(rt, params):  # noqa: F811
     for k, inst in enumerate([generate("uniform", 120, seed=3), generate("clustered", 90, seed=4)]):
         start = random_tours(inst.n, 10 + k)
         ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=0)
-        search = AntTwoOpt(ctx, len(start), params)
+        search = PopulationTwoOpt(ctx, len(start), params)
         tours, _, _ = improve(rt, inst, start, params)
         cand, cand_dist = ctx.candidates(CandidateParams("knn", params.neighbors)).host(rt)
         for t, s in zip(tours, start):

@@ -1,6 +1,6 @@
-"""2-opt on every ant's tour, one work-group per ant (kernels_cl/ant2opt.cl; Skinderowicz
-2020, section 5.7), for the colony solvers: the tours are improved in place and their
-lengths written next to them.
+"""2-opt on every tour of a population, one work-group per tour (kernels_cl/ant2opt.cl;
+Skinderowicz 2020, section 5.7): the ants' tours of mmas and acs, the GA's initial genes
+(init=2opt).  The tours are improved in place and their lengths written next to them.
 
 The tour, its positions and the queue of cities to look at live in the work-group's
 local memory as 16-bit cities when they fit (n < 65536 and 6n bytes beside the queue's
@@ -19,8 +19,8 @@ MOVES = ("chunk", "best")
 
 
 @dataclass(frozen=True)
-class AntTwoOptParams:
-    """neighbors: candidates per city (the paper's 32); threads: work-items per ant;
+class PopulationTwoOptParams:
+    """neighbors: candidates per city (the paper's 32); threads: work-items per tour;
     split: work-items sharing one city's candidates (the paper gives a city a warp of
     32), so the group looks at threads / split cities at a time (128 and 4 were the
     fastest pair on the H100 for pr1002 and fl3795 with 800 ants, docs/notebook/mmas.md);
@@ -52,41 +52,41 @@ def local_args(n: int, threads: int, split: int, local_tour: bool) -> list[int]:
 
 
 def local_bytes(n: int, threads: int, split: int, local_tour: bool) -> int:
-    """Local memory of one ant's search, with the kernel's own variables."""
+    """Local memory of one tour's search, with the kernel's own variables."""
     return sum(local_args(n, threads, split, local_tour)) + 64
 
 
-class AntTwoOpt:
-    """The compiled search for `ants` tours of the context's instance."""
+class PopulationTwoOpt:
+    """The compiled search for `count` tours of the context's instance."""
 
-    def __init__(self, ctx: SolveContext, ants: int, p: AntTwoOptParams):
+    def __init__(self, ctx: SolveContext, count: int, p: PopulationTwoOptParams):
         rt, n = ctx.rt, ctx.inst.n
-        self.ctx, self.n, self.ants = ctx, n, ants
+        self.ctx, self.n, self.count = ctx, n, count
         m = min(p.neighbors, n - 1)
         self.local_tour = (p.memory == "auto" and n < 2**16
                            and local_bytes(n, p.threads, p.split, True) <= rt.limits.local_mem)
         self.split, self.best_move = p.split, p.moves == "best"
         self.kernel = self._build(ctx, m)
         self.group = rt.work_group_size(self.kernel, p.threads)
-        if self.group < self.split:  # a device that runs fewer work-items per ant
+        if self.group < self.split:  # a device that runs fewer work-items per tour
             self.split = self.group
             self.kernel = self._build(ctx, m)
         cand = ctx.candidates(CandidateParams("knn", m))
         self.cand, self.cand_dist = cand.cities, cand.dists
-        self.work = rt.empty(4 if self.local_tour else 8 * ants * n)  # positions, queue
+        self.work = rt.empty(4 if self.local_tour else 8 * count * n)  # positions, queue
 
     def _build(self, ctx: SolveContext, m: int):
         return ctx.dinst.kernel("ant2opt", "ant_two_opt", M=m, SPLIT=self.split,
                                 LOCAL_TOUR=int(self.local_tour), BEST_MOVE=int(self.best_move))
 
     def enqueue(self, tours, lengths):
-        """Improve the ants' tours in place; their lengths go to `lengths`."""
+        """Improve the tours in place; their lengths go to `lengths`."""
         rt, g = self.ctx.rt, self.group
         local = [rt.cl.LocalMemory(b) for b in local_args(self.n, g, self.split, self.local_tour)]
-        return self.kernel(rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, self.cand,
+        return self.kernel(rt.queue, (self.count * g,), (g,), *self.ctx.dinst.dist_args, self.cand,
                            self.cand_dist, tours, self.work, lengths, *local)
 
 
-def memory_bytes(n: int, ants: int) -> int:
+def memory_bytes(n: int, count: int) -> int:
     """Global memory of the search at most: positions and queue when they are not local."""
-    return 8 * ants * n
+    return 8 * count * n
