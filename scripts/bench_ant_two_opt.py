@@ -18,7 +18,8 @@ import sys
 
 from tspcl.scripting import nn_context, open_runtime, run_script
 from tspcl.solvers import mmas
-from tspcl.solvers.ant_two_opt import MOVES, AntTwoOptParams
+from tspcl.solvers.best import BestWord
+from tspcl.solvers.population_two_opt import MOVES, PopulationTwoOptParams
 from tspcl.tsplib import read_problem
 
 
@@ -26,7 +27,7 @@ def ms(event) -> float:
     return (event.profile.end - event.profile.start) * 1e-6
 
 
-def run(rt, inst, ants: int, iterations: int, ls: AntTwoOptParams):
+def run(rt, inst, ants: int, iterations: int, ls: PopulationTwoOptParams):
     """Per iteration: (construction ms, 2-opt ms, whole iteration ms); the last best."""
     ctx = nn_context(rt, inst)
     p = mmas.MmasParams(variant="rwm-bt", cl=32, ants=ants, rho=0.9, ls="2opt")
@@ -38,7 +39,7 @@ def run(rt, inst, ants: int, iterations: int, ls: AntTwoOptParams):
         events[-1].wait()
         rows.append((ms(events[0]), ms(events[1]),
                      (events[-1].profile.end - events[0].profile.start) * 1e-6))
-    return rows, colony.read_status()[mmas.M_BEST], colony.ls.group, colony.ls.local_tour
+    return rows, colony.best.read()[BestWord.BEST], colony.ls.group, colony.ls.local_tour
 
 
 def main() -> int:
@@ -46,10 +47,10 @@ def main() -> int:
     ap.add_argument("instances", nargs="+")
     ap.add_argument("--iterations", type=int, default=30)
     ap.add_argument("--ants", type=int, default=800)
-    ap.add_argument("--threads", nargs="+", type=int, default=[AntTwoOptParams.threads])
-    ap.add_argument("--split", nargs="+", type=int, default=[AntTwoOptParams.split])
+    ap.add_argument("--threads", nargs="+", type=int, default=[PopulationTwoOptParams.threads])
+    ap.add_argument("--split", nargs="+", type=int, default=[PopulationTwoOptParams.split])
     ap.add_argument("--memory", default="auto", choices=["auto", "global"])
-    ap.add_argument("--moves", nargs="+", default=[AntTwoOptParams.moves], choices=MOVES)
+    ap.add_argument("--moves", nargs="+", default=[PopulationTwoOptParams.moves], choices=MOVES)
     ap.add_argument("--device", default="auto")
     args = ap.parse_args()
     if args.iterations < 12:
@@ -62,7 +63,7 @@ def main() -> int:
         inst = read_problem(path)
         for threads in args.threads:
             for split, moves in ((s, m) for s in args.split for m in args.moves):
-                ls = AntTwoOptParams(threads=threads, split=split, memory=args.memory, moves=moves)
+                ls = PopulationTwoOptParams(threads=threads, split=split, memory=args.memory, moves=moves)
                 rows, best, group, local = run(rt, inst, args.ants, args.iterations, ls)
                 two = [r[1] for r in rows]
                 print(f"| {inst.name} | {args.ants} | {group} | {split} | {moves} | {'local' if local else 'global'} | "

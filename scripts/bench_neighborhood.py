@@ -33,8 +33,8 @@ def iteration_times(rt, inst, p: nbs.TabuParams, warmup: int, iterations: int) -
     search.enqueue(warmup, config)
     events = search.enqueue(iterations, config)
     state = search.read_state()
-    if state[nbs.S_ITER] < warmup + iterations:
-        raise SystemExit(f"{inst.name}: the search stopped after {state[nbs.S_ITER]} iterations")
+    if state[nbs.StateWord.ITER] < warmup + iterations:
+        raise SystemExit(f"{inst.name}: the search stopped after {state[nbs.StateWord.ITER]} iterations")
     return [(a.profile.end - e.profile.start) * 1e-9 for e, a in events]
 
 

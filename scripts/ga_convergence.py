@@ -35,7 +35,7 @@ from tspcl.device_instance import DeviceInstance
 from tspcl.optima import known_optimum
 from tspcl.scripting import open_runtime, run_script
 from tspcl.solvers import SolveContext, ga
-from tspcl.solvers.mmas import M_BEST
+from tspcl.solvers.best import BestWord
 from tspcl.tsplib import read_problem
 
 
@@ -58,11 +58,11 @@ def errors_per_generation(dinst: DeviceInstance, p: ga.GaParams, seed: int, opti
     ctx = SolveContext(dinst.rt, dinst, seed=seed)
     pool = ga.GenePool(ctx, p)
     ctx.timed(pool.start(seed))
-    errors = [(int(pool.read_status()[M_BEST]) - optimum) / optimum]
+    errors = [(int(pool.best.read()[BestWord.BEST]) - optimum) / optimum]
     started = time.perf_counter()
     for gen in range(p.generations):
         pool.generation(gen, seed)
-        errors.append((int(pool.read_status()[M_BEST]) - optimum) / optimum)
+        errors.append((int(pool.best.read()[BestWord.BEST]) - optimum) / optimum)
     return errors, time.perf_counter() - started
 
 
