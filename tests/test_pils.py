@@ -224,3 +224,26 @@ def test_replicas_search_the_whole_tour_and_the_best_one_is_kept(rt):  # noqa: F
     path = [int(c) for c in res.order]
     assert any(not any(True for _ in _improving_moves(inst, [path[r:] + path[:r]], lists[:, :8]))
                for r in range(60))
+
+
+def test_the_tour_does_not_depend_on_the_work_group_size(rt):  # noqa: F811
+    inst = _uniform(300, 21)
+    spec = get_solver("pils")
+    runs = [solve(inst, spec, spec.params_from({"cell": str(CELL), "round_kicks": "8",
+                                                "group": str(group)}), rt, seed=3, iterations=600)
+            for group in (32, 64)]
+    assert np.array_equal(runs[0].order, runs[1].order) and runs[0].length == runs[1].length
+
+
+def test_a_bounded_polish_still_gives_an_exact_tour_and_a_history_that_ends_at_it(rt):  # noqa: F811
+    inst = _uniform(400, 22)
+    spec = get_solver("pils")
+    res = solve(inst, spec, spec.params_from({"cell": str(CELL), "round_kicks": "4",
+                                              "polish_steps": "1"}), rt, seed=5, iterations=800)
+    assert sorted(res.order.tolist()) == list(range(400))
+    assert res.length == inst.tour_length(res.order)
+    lengths = [p.best_length for p in res.history]
+    # every round's device length is in the history (more points than tours read
+    # back), strictly falling, and the last is the tour's exact length
+    assert len(lengths) > 3 and all(a > b for a, b in zip(lengths, lengths[1:]))
+    assert lengths[-1] == res.length

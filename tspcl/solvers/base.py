@@ -65,6 +65,7 @@ class SolveContext:
     iterations: int = 0
     notes: list = field(default_factory=list)
     _candidates: dict = field(default_factory=dict)
+    _kept_at: float | None = None   # when improve last kept a tour (publish_due's clock)
 
     @property
     def inst(self) -> Instance:
@@ -90,25 +91,45 @@ class SolveContext:
         last.wait()
         self.kernel_seconds += (last.profile.end - first.profile.start) * 1e-9
 
-    def improve(self, order: np.ndarray, iteration: int) -> bool:
-        """Offer a tour (host copy, 0-based); keeps it if shorter. Length is exact."""
+    def improve(self, order: np.ndarray, iteration: int, device_length: int | None = None) -> bool:
+        """Offer a tour (host copy, 0-based); keeps it if shorter. Length is exact.
+        The history gets it unless :meth:`reached` already recorded its length.
+        `device_length`, the length the device computed for it, must equal the exact one
+        (RuntimeError otherwise: a kernel's sums went wrong)."""
         length = self.inst.tour_length(order)
+        if device_length is not None and device_length != length:
+            raise RuntimeError(f"the device's tour length {device_length} is not the tour's "
+                               f"exact length {length}")
         self.iterations = max(self.iterations, iteration)
         if self.best_length is not None and length >= self.best_length:
             return False
         self.best_order = np.asarray(order, np.int64).copy()
         self.best_length = length
+        self._kept_at = time.perf_counter()
+        self._record(length, iteration)
+        return True
+
+    def reached(self, length: int, iteration: int) -> None:
+        """Record that the device holds a tour of `length` now, before its tour is read
+        back (that waits for publish_due): `length` must be the device's exact integer
+        sum, which the next :meth:`improve` of that tour recomputes on the host.  Lets
+        the history (log, progress) say when a length was reached, to the batch, while
+        the tour crosses the bus at most every PUBLISH_S seconds."""
+        self._record(length, iteration)
+
+    def _record(self, length: int, iteration: int) -> None:
+        if self.history and length >= self.history[-1].best_length:
+            return
         p = Progress(time.perf_counter() - self.started, iteration, length)
         self.history.append(p)
         if self.on_progress is not None:
             self.on_progress(p)
-        return True
 
     def publish_due(self, length: int) -> bool:
         """Whether a device's best tour of `length` should be read back now: it is
         shorter than the best kept, and the last one was kept PUBLISH_S seconds ago (or
         the run began that long ago).  Between, a solver reads back only its status."""
-        since = time.perf_counter() - self.started - (self.history[-1].elapsed if self.history else 0.0)
+        since = time.perf_counter() - (self._kept_at or self.started)
         return (self.best_length is None or length < self.best_length) and since >= PUBLISH_S
 
     def read_tour(self, buf) -> np.ndarray:

@@ -32,7 +32,6 @@ from .localsearch import (OPERATORS, S_CUR_LEN, S_DONE, DeviceSearch, LocalSearc
                           kick_budget, reversal_problem)
 from .localsearch import _memory as local_search_memory
 
-WORK_GROUP = 64         # work-items per cell
 QUEUE_SLOTS = 32        # cities a cell's local search evaluates at once (pils.cl QCAP)
 MAX_MOVES = 256         # moves one cell's search applies at most (pils.cl MAX_MOVES)
 KICKS = ("walk", "window")
@@ -60,7 +59,9 @@ class SegmentIlsParams:
     2-opt and Or-opt only); m: candidates per city in the cells' search; neighbors:
     quadrant or knn; polish: the whole-tour local search between rounds (2opt, oropt,
     2opt+oropt, 3opt, lk, or none), every `polish_every` rounds, over `polish_m`
-    candidates."""
+    candidates, for at most `polish_steps` steps (passes over the queued cities; 0: to
+    its local optimum); group: work-items of a cell's work-group (a power of two, 32 to
+    256)."""
 
     kicks: str = "auto"
     cells: str = "auto"
@@ -75,6 +76,8 @@ class SegmentIlsParams:
     polish: str = "lk"
     polish_every: int = 1
     polish_m: int = 12
+    polish_steps: int = 64
+    group: int = 64
 
     def __post_init__(self):
         if self.kicks != "auto":
@@ -92,6 +95,9 @@ class SegmentIlsParams:
         check_count("m", self.m, 1, 16)
         check_count("polish_m", self.polish_m, 1, 50)
         check_count("polish_every", self.polish_every, 1)
+        check_count("polish_steps", self.polish_steps, 0)
+        if self.group not in (32, 64, 128, 256):
+            raise UsageError(f"group must be 32, 64, 128 or 256 (got {self.group!r})")
         if self.polish != "none" and self.polish not in OPERATORS:
             raise UsageError(f"polish must be none or one of {', '.join(OPERATORS)} (got {self.polish!r})")
         self.candidates()   # validates the kind and the list length
@@ -113,17 +119,17 @@ class SegmentIlsParams:
                                  neighbors=self.neighbors, m=min(m, 50))
 
 
-def local_bytes(length: int, m: int, local_xy: bool) -> int:
-    """Local memory of one pils_round work-group (pils.cl's arrays)."""
+def local_bytes(length: int, m: int, local_xy: bool, group: int) -> int:
+    """Local memory of one pils_round work-group of `group` work-items (pils.cl's arrays)."""
     per_city = 8 + (16 if local_xy else 0) + 6 * 2 + 2 * m + 1
-    return length * per_city + QUEUE_SLOTS * 6 + 4 * (5 + 2 * 16) + WORK_GROUP * 12
+    return length * per_city + QUEUE_SLOTS * 6 + 4 * (5 + 2 * 16) + group * 12
 
 
-def longest_cell(m: int, local_mem: int, local_xy: bool) -> int:
+def longest_cell(m: int, local_mem: int, local_xy: bool, group: int) -> int:
     """The most cities one work-group's local memory holds (a multiple of 32): the
     kernels are built for it whatever the instance, so one build serves them all."""
     fits = 32
-    while fits + 32 <= 65535 and local_bytes(fits + 32, m, local_xy) <= local_mem - 256:
+    while fits + 32 <= 65535 and local_bytes(fits + 32, m, local_xy, group) <= local_mem - 256:
         fits += 32
     return fits
 
@@ -171,15 +177,19 @@ class DeviceCells:
         n = inst.n
         local_xy = inst.has_coords and COORD_DIMS.get(inst.weight_type) == 2 and inst.weight_type != "GEO"
         m = min(p.m, cand.m)
-        fits = longest_cell(m, rt.limits.local_mem, local_xy)
+        self.group = min(p.group, rt.limits.max_work_group)
+        fits = longest_cell(m, rt.limits.local_mem, local_xy, self.group)
         self.size = cell_size(p, fits)
         self.kd = (p.cells == "kd" or (p.cells == "auto" and inst.has_coords)) and n > self.size
-        defines = {"M": m, "L_MAX": fits, "WG": WORK_GROUP, "QCAP": QUEUE_SLOTS,
+        defines = {"M": m, "L_MAX": fits, "WG": self.group, "QCAP": QUEUE_SLOTS,
                    "LOCAL_XY": int(local_xy), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
         names = ("pils_round", "pils_pick", "pils_round_gain", "pils_positions", "pils_tour_cells",
                  "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply")
         self.k = {name: kernel(name) for name in names}
+        most = rt.work_group_size(self.k["pils_round"], self.group)
+        if most < self.group:
+            raise UsageError(f"group {self.group}: this device runs pils_round with at most {most} work-items")
         self.gain_wg = rt.work_group_size(self.k["pils_round_gain"], 256)
         self.ctx, self.rt, self.n, self.cand, self.p, self.search = ctx, rt, n, cand, p, search
         self.points = inst.coords[:, :COORD_DIMS.get(inst.weight_type, 2)] if self.kd else None
@@ -228,7 +238,7 @@ class DeviceCells:
         staging, base, index, delta = self.staging
         events.append(cl.enqueue_fill_buffer(q, delta, np.int32(0), 0, 4 * self.n))
         events.append(k["pils_round"](
-            q, (groups * WORK_GROUP,), (WORK_GROUP,), *self.ctx.dinst.dist_args,
+            q, (groups * self.group,), (self.group,), *self.ctx.dinst.dist_args,
             self.cand.cities, np.int32(self.cand.m), s.pos, members, first, cell_of,
             self.local_of, staging, base, index, delta, self.gains,
             np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32), np.uint32(round_no),
@@ -271,14 +281,15 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     cand = ctx.candidates(p.candidates())
     search = DeviceSearch(ctx, cand, p.polish_params(cand.m))
     search.load(ctx.best_order, ctx.best_length)
-    length = _polish(ctx, search) if p.polish != "none" else ctx.best_length
-    ctx.improve(ctx.read_tour(search.tour), 0)
+    length = _polish(ctx, search, 0, p.polish_steps) if p.polish != "none" else ctx.best_length
+    ctx.improve(ctx.read_tour(search.tour), 0, length)
     if n < MIN_CELL:
         return
     cells = DeviceCells(ctx, cand, p, search)
     budget = p.budget(n, ctx.stop.remaining() is not None)
     draws = np.random.default_rng([ctx.seed, 0x70696C73])   # "pils": the rounds' offsets
     kicks, round_no, round_s = 0, 0, 0.0
+    spent = {"cells": [0, 0.0], "polish": [0, 0.0]}   # gain and seconds of each phase
     while kicks < budget and not ctx.stop(kicks):
         left = ctx.stop.remaining()
         if left is not None and round_no and round_s > left:
@@ -289,25 +300,44 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
         length -= gain
         round_no += 1
         kicks += count
+        ctx.reached(length, kicks)
+        polish_began = time.perf_counter()
+        _tally(spent["cells"], gain, polish_began - began)
         if p.polish != "none" and round_no % p.polish_every == 0:
             search.restart(length)
-            length = _polish(ctx, search, kicks)
+            polished = _polish(ctx, search, kicks, p.polish_steps)
+            _tally(spent["polish"], length - polished, time.perf_counter() - polish_began)
+            length = polished
         round_s = time.perf_counter() - began
         if ctx.publish_due(length):
-            ctx.improve(ctx.read_tour(search.tour), kicks)
-    ctx.improve(ctx.read_tour(search.tour), kicks)
+            ctx.improve(ctx.read_tour(search.tour), kicks, length)
+    ctx.improve(ctx.read_tour(search.tour), kicks, length)
     ctx.iterations = kicks
+    ctx.notes.append(f"pils: {round_no} rounds; the cells gained {spent['cells'][0]} in "
+                     f"{spent['cells'][1]:.1f} s, the polish {spent['polish'][0]} in "
+                     f"{spent['polish'][1]:.1f} s")
 
 
-def _polish(ctx: SolveContext, search: DeviceSearch, kicks: int = 0) -> int:
-    """The whole-tour local search to its local optimum, or until ctx.stop (the time
-    limit: a million cities' first descent alone takes about a minute); returns the
-    tour's length (every batch leaves a whole tour)."""
-    state = search.run_batch(POLISH_BATCH)
-    while not state[S_DONE] and not ctx.stop(kicks):
-        if ctx.publish_due(int(state[S_CUR_LEN])):
-            ctx.improve(ctx.read_tour(search.tour), kicks)
-        state = search.run_batch(POLISH_BATCH)
+def _tally(phase: list, gain: int, seconds: float) -> None:
+    phase[0] += gain
+    phase[1] += seconds
+
+
+def _polish(ctx: SolveContext, search: DeviceSearch, kicks: int = 0, steps: int = 0) -> int:
+    """The whole-tour local search for at most `steps` steps (0: to its local optimum),
+    or until ctx.stop (the time limit: a million cities' first descent alone takes about
+    a minute); returns the tour's length (every batch leaves a whole tour)."""
+    left = steps or MAX_COUNT
+    state = search.run_batch(min(POLISH_BATCH, left))
+    left -= POLISH_BATCH
+    while not state[S_DONE] and left > 0 and not ctx.stop(kicks):
+        length = int(state[S_CUR_LEN])
+        ctx.reached(length, kicks)
+        if ctx.publish_due(length):
+            ctx.improve(ctx.read_tour(search.tour), kicks, length)
+        state = search.run_batch(min(POLISH_BATCH, left))
+        left -= POLISH_BATCH
+    ctx.reached(int(state[S_CUR_LEN]), kicks)
     return int(state[S_CUR_LEN])
 
 
