@@ -20,10 +20,9 @@
  *          of the cell (never a piece's end city, never into an edge between pieces);
  *   with LK_DEPTH, Lin-Kernighan chains of 2-opt steps inside a piece.
  * A queue of cities (don't-look bits, Bentley 1992) drives it: every step the work-items
- * evaluate every (queued city, candidate, side, move) at once, cities without an
- * improving move leave the queue, the others' best moves are applied in order of gain,
- * each if it still gains on the path as the moves before left it (ties to the smallest
- * move code: reproducible), and the ends of the changed edges join the queue.
+ * evaluate every (queued city, candidate, side, move) at once, the best improving move
+ * of the whole group is applied (ties to the smallest move code: reproducible), cities
+ * without an improving move leave the queue and the ends of the changed edges join it.
  *
  * A kick moves a chain of up to `window` cities next to a city near it (a double bridge:
  * the three-edge move 2-opt and Or-opt cannot undo in one step; Martin, Otto and Felten
@@ -322,13 +321,11 @@ inline void queue_ends(__local const ushort *path, const int len, __local ushort
         }
 }
 
-/* shared[]: [0] the queue length, [1] a move's reversal count, then lo, hi and where,
- * then how many queued cities have an improving move */
+/* shared[]: [0] the queue length, [1] a move's reversal count, then lo, hi and where */
 #define SH_LO 2
 #define SH_HI (2 + MAX_REV)
 #define SH_WHERE (2 + 2 * MAX_REV)
-#define SH_FOUND (5 + 2 * MAX_REV)
-#define SHARED_INTS (6 + 2 * MAX_REV)
+#define SHARED_INTS (5 + 2 * MAX_REV)
 
 /* Work-item 0 leaves a move in shared[] for every work-item to read. */
 inline void share_move(__local int *shared, const int count, const int *lo, const int *hi,
@@ -357,112 +354,77 @@ inline int shared_move(__local const int *shared, int *lo, int *hi, int *where)
 }
 
 /* Local search from the queued cities until the queue is empty (or MAX_MOVES moves);
- * returns the total gain, the same in every work-item.  A step evaluates every move of
- * every queued city at once (whole cities per pass over the work-items) and keeps each
- * city's best (ties to the smallest move code); cities without one leave the queue.
- * Then the cities' best moves are taken in order of gain (ties: smallest code), each
- * evaluated again on the path the moves before it left (work-item 0) and applied if it
- * still gains; the ends of the edges it changed join the queue. */
+ * returns the total gain, the same in every work-item. */
 inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
                         __local ushort *restrict at, __local ushort *restrict piece,
                         const int len, __local const ushort *restrict lcand,
-                        __local ushort *queue, __local uchar *queued, __local int *shared,
-                        __local long *gains, __local uint *codes, __local long *slot_gain,
-                        __local uint *slot_code, __local long *move_gain)
+                        __local ushort *queue, __local uchar *queued, __local int *keep,
+                        __local int *shared, __local long *gains, __local uint *codes)
 {
-    const int lid = get_local_id(0), per_pass = (WG / (2 * M)) * (2 * M);
+    const int lid = get_local_id(0);
     long total = 0;
-    int moves = 0;
-    while (moves < MAX_MOVES) {
+    for (int moves = 0; moves < MAX_MOVES; moves++) {
         barrier(CLK_LOCAL_MEM_FENCE);
         const int qn = shared[0];
         if (qn == 0)
             break;
-        for (int first = 0; first < qn * 2 * M; first += per_pass) {
-            const int t = first + lid, task = lid < per_pass && t < qn * 2 * M;
-            long best = 0;
-            uint code = NO_CODE;
-            if (task) {
-                const int slot = t / (2 * M), k = (t >> 1) % M, side = t & 1;
-                const int a = queue[slot], c = lcand[a * M + k];
-                for (int variant = 0; variant < VARIANTS && c != NONE; variant++) {
-                    long g;
-                    int lo[MAX_REV], hi[MAX_REV], where[3];
-                    if (path_move(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a, c, side,
-                                  variant, &g, lo, hi, where) && g > 0) {
-                        const uint mc = move_code(a, k, side, variant);
-                        if (g > best || (g == best && mc < code)) {
-                            best = g;
-                            code = mc;
-                        }
+        for (int t = lid; t < qn; t += WG)
+            keep[t] = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        long best = 0;
+        uint code = NO_CODE;
+        for (int t = lid; t < qn * M * 2; t += WG) {
+            const int slot = t / (2 * M), k = (t >> 1) % M, side = t & 1;
+            const int a = queue[slot], c = lcand[a * M + k];
+            if (c == NONE)
+                continue;
+            int found = 0;
+            for (int variant = 0; variant < VARIANTS; variant++) {
+                long g;
+                int lo[MAX_REV], hi[MAX_REV], where[3];
+                if (path_move(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a, c, side,
+                              variant, &g, lo, hi, where) && g > 0) {
+                    found = 1;
+                    const uint mc = move_code(a, k, side, variant);
+                    if (g > best || (g == best && mc < code)) {
+                        best = g;
+                        code = mc;
                     }
                 }
             }
-            gains[lid] = best;
-            codes[lid] = code;
-            barrier(CLK_LOCAL_MEM_FENCE);
-            if (task && lid % (2 * M) == 0) {      /* a city's 2M tasks: its best move */
-                for (int u = lid + 1; u < lid + 2 * M; u++)
-                    if (gains[u] > best || (gains[u] == best && codes[u] < code)) {
-                        best = gains[u];
-                        code = codes[u];
-                    }
-                slot_gain[t / (2 * M)] = best;
-                slot_code[t / (2 * M)] = code;
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
+            if (found)
+                atomic_or((volatile __local int *)&keep[slot], 1);
         }
-        if (lid == 0) {   /* the queue keeps the cities with a move; their moves, sorted */
+        group_best_gain(gains, codes, &best, &code);
+        if (lid == 0) {
             int kept = 0;
-            for (int q = 0; q < qn; q++) {
-                const long g = slot_gain[q];
-                const uint c = slot_code[q];
-                if (g == 0) {
-                    queued[queue[q]] = 0;
-                    continue;
-                }
-                int p = kept;
-                for (; p > 0 && (gains[p - 1] < g || (gains[p - 1] == g && codes[p - 1] > c)); p--) {
-                    gains[p] = gains[p - 1];
-                    codes[p] = codes[p - 1];
-                }
-                gains[p] = g;
-                codes[p] = c;
-                queue[kept++] = queue[q];
+            for (int t = 0; t < qn; t++) {
+                if (keep[t])
+                    queue[kept++] = queue[t];
+                else
+                    queued[queue[t]] = 0;
             }
             shared[0] = kept;
-            shared[SH_FOUND] = kept;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const int found = shared[SH_FOUND];
-        for (int r = 0; r < found && moves < MAX_MOVES; r++) {
-            if (lid == 0) {
-                const uint code = codes[r];
+            if (best > 0) {
                 const int variant = code % 8, side = (code / 8) % 2, k = (code / 16) % M;
                 const int a = code / 16 / M;
-                long g = 0;
-                int lo[MAX_REV], hi[MAX_REV], where[3] = {0, -1, NONE};
-                int count = path_move(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a,
-                                      lcand[a * M + k], side, variant, &g, lo, hi, where);
-                if (count == 0 || g <= 0) {
-                    count = 0;
-                    g = 0;
-                    where[2] = NONE;
-                }
+                long g;
+                int lo[MAX_REV], hi[MAX_REV], where[3];
+                const int count = path_move(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a,
+                                            lcand[a * M + k], side, variant, &g, lo, hi, where);
                 share_move(shared, count, lo, hi, where);
-                *move_gain = g;
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            int lo[MAX_REV], hi[MAX_REV], where[3];
-            const int count = shared_move(shared, lo, hi, where);
-            const long g = *move_gain;
-            barrier(CLK_LOCAL_MEM_FENCE);
-            path_apply(path, at, piece, count, lo, hi, where);
-            if (lid == 0)
-                queue_ends(path, len, queue, queued, &shared[0], count, lo, hi);
-            total += g;
-            moves += count > 0;
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (best == 0)
+            continue;          /* the queue emptied: the loop's test ends it */
+        total += best;
+        int lo[MAX_REV], hi[MAX_REV], where[3];
+        const int count = shared_move(shared, lo, hi, where);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        path_apply(path, at, piece, count, lo, hi, where);
+        if (lid == 0)
+            queue_ends(path, len, queue, queued, &shared[0], count, lo, hi);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {        /* stopped by MAX_MOVES: forget the rest of the queue */
@@ -581,9 +543,9 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const i
     __local ushort path[L_MAX], at[L_MAX], saved[L_MAX], piece[L_MAX], saved_piece[L_MAX],
         old_len[L_MAX], lcand[L_MAX * M], queue[QCAP];
     __local uchar queued[L_MAX];
-    __local int shared[SHARED_INTS];
-    __local long gains[WG], slot_gain[QCAP], move_gain[1];
-    __local uint codes[WG], slot_code[QCAP];
+    __local int keep[QCAP], shared[SHARED_INTS];
+    __local long gains[WG];
+    __local uint codes[WG];
 
     const int lid = get_local_id(0), g = get_group_id(0);
     const int cell = g / copies, base = first[cell], len = first[cell + 1] - base;
@@ -671,8 +633,7 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const i
         if (lid == 0)
             queue_ends(path, len, queue, queued, &shared[0], count, lo, hi);
         const long found = path_search(DIST_ARGS, SEG_PASS, path, at, piece, len, lcand, queue,
-                                       queued, shared, gains, codes, slot_gain, slot_code,
-                                       move_gain);
+                                       queued, keep, shared, gains, codes);
         const int undo = kicking && found < cost;    /* the kick made it longer */
         for (int i = lid; i < (undo ? len : 0); i += WG) {
             path[i] = saved[i];
