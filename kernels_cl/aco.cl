@@ -36,6 +36,9 @@
  * only, O(n cl) memory): an unlisted edge weighs tau_min^alpha * eta^beta (fallback_tau =
  * tau_min^alpha), computed when needed.  WRS reads reciprocals everywhere.  The host
  * passes the stores' codes W_MATRIX, W_CANDIDATES (tspcl/solvers/mmas.py STORES). */
+#if !defined(W_MATRIX) || !defined(W_CANDIDATES)
+#error "the host passes the stores' codes W_MATRIX, W_CANDIDATES"
+#endif
 #ifndef FALLBACK_BEST
 #define FALLBACK_BEST 1
 #endif

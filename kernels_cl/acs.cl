@@ -28,10 +28,11 @@
 #define TABU TABU_BT
 #include "ants.h"
 
-#define STORE_MATRIX 0
-#define STORE_SPM 1
-#ifndef STORE
-#define STORE STORE_MATRIX
+/* The host passes the stores' codes STORE_MATRIX, STORE_SPM, the store STORE, the empty
+ * slot's node EMPTY_NODE (tspcl/solvers/acs.py STORES, EMPTY_NODE) and the status words
+ * B_* that acs_global reads (tspcl/solvers/best.py BestWord). */
+#if !defined(STORE_MATRIX) || !defined(STORE_SPM)
+#error "the host passes the stores' codes STORE_MATRIX, STORE_SPM"
 #endif
 #ifndef SPM_S
 #define SPM_S 8
@@ -66,7 +67,6 @@
  * that the greedy step weighs stored edges without distances (stored_word()).  The tail
  * advances by atomic_inc, as in the paper's code, so that ants adding edges to one city
  * at once take different slots. */
-#define EMPTY_NODE 0xFFFFFFFFu
 /* -D FRESH_READS=1 (acs.py's default): the trails are read through volatile pointers,
  * so from L2, where every ant's update lands, as the global loads of the paper's Kepler
  * GPU did (they were not cached in L1).  With 0 a line of trails may stay in an SM's L1,

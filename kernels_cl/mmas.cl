@@ -16,6 +16,9 @@
 /* The host passes the stores' codes W_MATRIX, W_CANDIDATES (tspcl/solvers/mmas.py
  * STORES), the store WEIGHTS, the deposit sources SOURCE_* (SOURCES) and the status
  * words B_* (tspcl/solvers/best.py BestWord). */
+#if !defined(W_MATRIX) || !defined(W_CANDIDATES)
+#error "the host passes the stores' codes W_MATRIX, W_CANDIDATES"
+#endif
 #if WEIGHTS == W_CANDIDATES
 #define WIDTH CL
 #else

@@ -37,8 +37,8 @@
 
 /* The host passes the neighbourhoods' codes NB_SWAP, NB_2OPT, NB_3EXCHANGE and the state
  * words S_* (long; tspcl/solvers/neighborhood.py NEIGHBORHOODS and StateWord). */
-#ifndef NB
-#error "build with -D NB=<NB_SWAP|NB_2OPT|NB_3EXCHANGE>"
+#if !defined(NB) || !defined(NB_SWAP) || !defined(NB_2OPT) || !defined(NB_3EXCHANGE)
+#error "the host passes NB and the neighbourhoods' codes NB_SWAP, NB_2OPT, NB_3EXCHANGE"
 #endif
 #ifndef CAND_M
 #define CAND_M 0

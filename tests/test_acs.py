@@ -20,7 +20,7 @@ from tspcl.neighbors import CandidateParams, build_candidates
 from tspcl.run import solve
 from tspcl.solvers import REGISTRY, SolveContext
 from tspcl.solvers import acs
-from tspcl.solvers.best import BEST_DEFINES, BestWord
+from tspcl.solvers.best import BestWord
 from tspcl.solvers.mmas import program_defines
 
 SPEC = REGISTRY["acs"]
@@ -136,7 +136,8 @@ def test_selective_memory_matches_a_host_model_of_fig5(rt, s):  # noqa: F811
     reads = np.array([(x, y) for x in range(n) for y in range(n)], np.int32)
     inst = generate("uniform", n, seed=1)
     dinst = DeviceInstance(rt, inst)
-    k = dinst.kernel(check_kernels("acs"), "acs_pher_sequence", **BEST_DEFINES, CL=8, STORE=acs.STORES["spm"], SPM_S=s, BETA_WHOLE=2)
+    k = dinst.kernel(check_kernels("acs"), "acs_pher_sequence", **acs.host_defines("spm"), CL=8, SPM_S=s,
+                     BETA_WHOLE=2)
     empty = np.array([acs.EMPTY_NODE, 0, 0, 0], np.uint32)
     edges, tail = rt.to_device(np.tile(empty, n * s)), rt.to_device(np.full(n, s - 1, np.uint32))
     out = rt.empty(4 * len(reads))
@@ -212,7 +213,7 @@ def test_the_greedy_choice_takes_the_largest_trail_times_heuristic(rt, store, be
     dinst.kernel("mmas", "mmas_heuristic", **program_defines("candidates", cl))(
         rt.queue, (n * cl,), None, *dinst.dist_args, cand.cities, np.float32(beta), heur)
     rng = np.random.default_rng(5)
-    k = dinst.kernel(check_kernels("acs"), "acs_greedy_choice", **BEST_DEFINES, CL=cl, STORE=acs.STORES[store], SPM_S=s,
+    k = dinst.kernel(check_kernels("acs"), "acs_greedy_choice", **acs.host_defines(store), CL=cl, SPM_S=s,
                      BETA_WHOLE=acs.beta_whole(beta))
     lm = rt.cl.LocalMemory
     outcomes = set()

@@ -127,6 +127,13 @@ class AcsParams:
         return replace(self, ants=self.ants or n, q0=q0, cl=min(self.cl, max(n - 1, 1)))
 
 
+def host_defines(store: str) -> dict:
+    """acs.cl's defines of the host's constants: the store STORE and the stores' codes
+    STORE_*, EMPTY_NODE, the status words B_* (best.py)."""
+    return {"STORE": STORES[store], **{f"STORE_{name.upper()}": code for name, code in STORES.items()},
+            "EMPTY_NODE": f"{EMPTY_NODE:#x}u", **BEST_DEFINES}
+
+
 def beta_whole(beta: float) -> int:
     """acs.cl BETA_WHOLE: beta when it is a whole number up to 16, else -1 (pow())."""
     return int(beta) if float(beta).is_integer() and beta <= 16 else -1
@@ -150,10 +157,10 @@ class AcsColony:
                              f"need {need} bytes, {rt.name} has {rt.limits.local_mem} (up to {most} cities)")
         self.cand = ctx.candidates(CandidateParams("knn", cl)).cities
         store = "spm" if p.variant == "spm" else "matrix"
-        defines = {"CL": cl, "STORE": STORES[store], "SPM_S": p.spm_size,
+        defines = {"CL": cl, **host_defines(store), "SPM_S": p.spm_size,
                    "ATOMIC_UPDATE": int(p.variant == "gpu"), "COUNT_UPDATES": int(count_updates),
                    "FRESH_READS": READS[p.reads], "BETA_WHOLE": beta_whole(p.beta),
-                   "SYMMETRIC": int(ctx.inst.symmetric), "UNROLL_HINTS": int(rt.limits.is_gpu), **BEST_DEFINES}
+                   "SYMMETRIC": int(ctx.inst.symmetric), "UNROLL_HINTS": int(rt.limits.is_gpu)}
         names = ("acs_first", "acs_step", "acs_close") if p.variant == "gpu" else ("acs_construct",)
         self.k = {name: ctx.dinst.kernel("acs", name, **defines) for name in names + ("acs_global",)}
         self.k["mmas_heuristic"] = ctx.dinst.kernel("mmas", "mmas_heuristic", **program_defines("candidates", cl))
