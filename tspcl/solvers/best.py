@@ -61,7 +61,8 @@ class BestOfBatch:
                            lm(8 * b), lm(4 * b), *extra)
 
     def forget_restart(self, iteration: int):
-        """Enqueue a restart: the best since it is none yet, as of `iteration`."""
+        """Enqueue a restart: the best since it is none yet, as of `iteration` (one copy
+        of two words: RESTART_ITER follows RESTART_BEST)."""
         return self.rt.cl.enqueue_copy(self.rt.queue, self.status, np.array([LONG_MAX, iteration], np.int64),
                                        dst_offset=8 * BestWord.RESTART_BEST)
 
