@@ -15,7 +15,7 @@ I=.bench/instances/tsplib
 mkdir -p "$OUT/logs"
 if [ "${TESTS:-1}" = 1 ]; then
   step "pils tests on the GPU"
-  TSPCL_TEST_DEVICE=gpu timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_pils.py 2>&1 | tail -3 | tee -a "$LOG"
+  TSPCL_TEST_DEVICE=gpu timeout 120 python3 -m pytest -q -p no:cacheprovider tests/solvers/test_pils.py 2>&1 | tail -3 | tee -a "$LOG"
 fi
 if [ "${PEERS:-1}" = 1 ]; then
   short=${PEER_SHORT-pr1002 fnl4461 pr2392 rl5915} long=${PEER_LONG-d18512 pla33810 pla85900}

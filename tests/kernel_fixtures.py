@@ -1,7 +1,7 @@
 """Shared fixtures and helpers for the kernel tests.
 
-Test modules import what they use (``from kernel_fixtures import rt, ...``); pytest's
-default ``prepend`` import mode puts tests/ on ``sys.path``.
+Test modules import what they use (``from kernel_fixtures import rt, ...``); pyproject's
+``pythonpath = ["tests"]`` puts tests/ on ``sys.path`` for the test folders below it.
 
 * ``rt``: one :class:`tspcl.device.Runtime` for the whole session (device from
   ``TSPCL_TEST_DEVICE``, else ``auto``); tests are skipped when no OpenCL device exists.
