@@ -7,8 +7,10 @@ Test modules import what they use (``from kernel_fixtures import rt, ...``); pyp
   ``TSPCL_TEST_DEVICE``, else ``auto``); tests are skipped when no OpenCL device exists.
   The Runtime is memoized at module level, so every test module that imports the fixture
   shares one context and one cache of built programs.
-* ``shared_instances()``: ``../shared/instances`` beside the checkout (override with
-  ``TSPCL_SHARED_INSTANCES``); ``require_shared_instances()`` skips when it is absent.
+* ``shared_instances_dir()``: ``../shared/instances`` beside the checkout (override with
+  ``TSPCL_SHARED_INSTANCES``), the one place every test finds it; ``shared_instances_absent()``
+  says why it cannot be used (a skip reason) or None; ``require_shared_instances()`` skips
+  with that reason (conftest's ``shared_instances`` fixture is this call).
 * ``load_problem(path)``: :func:`tspcl.tsplib.read_problem`, parsed once per path.
 * ``check_kernels(program)``: tests/kernels/PROGRAM_checks.cl, the kernels only tests use,
   built as the production program kernels_cl/PROGRAM.cl with them added.
@@ -54,7 +56,7 @@ def rt():
 
 
 # ---- shared instances ------------------------------------------------------------------
-def shared_instances() -> Path:
+def shared_instances_dir() -> Path:
     """../shared/instances beside the checkout, or $TSPCL_SHARED_INSTANCES."""
     env = os.environ.get(SHARED_ENV)
     if env:
@@ -62,13 +64,21 @@ def shared_instances() -> Path:
     return Path(__file__).resolve().parents[2] / "shared" / "instances"
 
 
+def shared_instances_absent() -> str | None:
+    """Why the shared instance folder cannot be used (a skip reason), or None if it is there."""
+    root = shared_instances_dir()
+    if root.is_dir():
+        return None
+    return (f"shared instances not found at {root} (set {SHARED_ENV} to the folder "
+            "holding tsplib/, atsp/, vlsi/)")
+
+
 def require_shared_instances() -> Path:
     """The shared instance folder, or a skip with the reason when it is absent."""
-    root = shared_instances()
-    if not root.is_dir():
-        pytest.skip(f"shared instances not found at {root} (set {SHARED_ENV} to the folder "
-                    "holding tsplib/, atsp/, vlsi/)")
-    return root
+    reason = shared_instances_absent()
+    if reason:
+        pytest.skip(reason)
+    return shared_instances_dir()
 
 
 def shared_file(rel: str) -> Path:
@@ -81,7 +91,7 @@ def shared_file(rel: str) -> Path:
 
 def shared_problem_files(subdirs=("tsplib", "atsp", "vlsi")) -> list[Path]:
     """Every .tsp/.atsp file under the given shared subfolders (empty if absent)."""
-    root = shared_instances()
+    root = shared_instances_dir()
     files: list[Path] = []
     for sub in subdirs:
         d = root / sub

@@ -15,8 +15,6 @@ from tspcl import errors
 from tspcl.tsplib import parse_log, parse_tour
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("TSPCL_SHARED_INSTANCES", ROOT.parent / "shared" / "instances"))
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared instances not at {SHARED}")
 
 SMALL = """NAME : small8
 TYPE : TSP
@@ -126,9 +124,8 @@ def test_stdin_pipeline_into_verify(small):
     assert v.returncode == 0 and "length 800" in v.stdout
 
 
-@needs_shared
-def test_issue_pipeline_pr1002():
-    problem = SHARED / "tsplib" / "pr1002.tsp"
+def test_issue_pipeline_pr1002(shared_instances):
+    problem = shared_instances / "tsplib" / "pr1002.tsp"
     r = tspcl("solve", "-", "--algo", "nn", "--seed", "1", "-q", stdin=problem.read_text())
     assert r.returncode == 0, r.stderr
     v = tspcl("verify", str(problem), "-", stdin=r.stdout)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kernel_fixtures import shared_instances_absent, shared_instances_dir
 from tspcl import tsplib
 from tspcl.errors import DataError, MissingInputError
 from tspcl.instance import Instance
@@ -24,18 +25,13 @@ from tspcl.tsplib import (
 
 
 # ---- the shipped instances ------------------------------------------------------------
-def _shared() -> Path:
-    env = os.environ.get("TSPCL_SHARED_INSTANCES")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "instances"
-
-
-SHARED = _shared()
-_ABSENT = f"shared instances not found at {SHARED} (set TSPCL_SHARED_INSTANCES)"
+SHARED = shared_instances_dir()
 
 
 def _files(pattern_dirs, suffixes):
-    if not SHARED.is_dir():
-        return [pytest.param(None, marks=pytest.mark.skip(reason=_ABSENT), id="absent")]
+    absent = shared_instances_absent()
+    if absent:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=absent), id="absent")]
     found = sorted(p for d in pattern_dirs for p in (SHARED / d).glob("*")
                    if p.name.endswith(suffixes))
     return [pytest.param(p, id=p.name) for p in found]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from kernel_fixtures import (device_instance, load_problem, make_instance, optimal_tour,
-                             require_shared_instances, rt, shared_instances,
+                             require_shared_instances, rt, shared_instances_dir,
                              shared_problem_files)
 
 RANDOM_PAIRS = 20_000
@@ -102,7 +102,7 @@ def test_shared_instances_found():
     subs = {p.parent.name for p in SHARED_FILES}
     present = {s for s in ("tsplib", "atsp", "vlsi") if (root / s).is_dir()}
     assert present <= subs, f"no problem files found in {sorted(present - subs)} under {root}"
-    assert shared_instances() == root
+    assert shared_instances_dir() == root
 
 
 # ---- synthetic instances for every weight type -----------------------------------------
