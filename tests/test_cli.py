@@ -56,6 +56,7 @@ def test_solve_writes_a_tour_on_stdout_and_diagnostics_on_stderr(small):
     assert "device" in r.stderr and "TOUR_SECTION" not in r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [("--algo", "acs", "--variant", "spm"), ("--algo", "acs", "--variant", "gpu"),
                                   ("--algo", "mmas", "--variant", "rwm-lc", "--ls", "2opt"),
                                   ("--algo", "mmas", "--variant", "wrs-bt"), ("--algo", "ga"),
@@ -282,6 +283,7 @@ def test_help_texts_explain():
         assert r.returncode == 0 and "Usage" in r.stdout
 
 
+@pytest.mark.slow
 def test_time_limit_writes_the_best_tour_so_far(tmp_path):
     g = tmp_path / "u.tsp"
     assert tspcl("gen", "uniform", "-n", "2000", "-o", str(g)).returncode == 0

@@ -271,6 +271,7 @@ def test_reference_quadrant_matches_loop():
         assert cities[i].tolist() == reference_quadrant_loop(inst, 8, i), f"row {i}"
 
 
+@pytest.mark.slow
 def test_large_uniform_knn(rt):
     """n = 20000, k = 8: exact against a chunked host search.
 

@@ -307,6 +307,7 @@ def test_a_binary_bench_spec_is_bad_data(tmp_path):
     assert r.returncode == errors.EXIT_DATA and one_line_error(r) and str(spec) in r.stderr
 
 
+@pytest.mark.slow
 def test_an_unwritable_cache_folder_still_finds_the_device(small, tmp_path):
     """PoCL finds no device when it cannot create its kernel cache (and pyopencl fails a
     build): tspcl builds without the caches and says so, except with -q."""

@@ -37,6 +37,7 @@ def inst():
     return generate("uniform", 200, seed=3)
 
 
+@pytest.mark.slow
 def test_every_registered_algorithm_reproduces(inst, rt):  # noqa: F811
     rows, bad = repro.run_checks([inst], [1, 2], [rt], iterations=20)
     assert bad == []

@@ -207,6 +207,7 @@ def test_a_signal_during_start_up_is_one_line(tmp_path, signum):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_signal_ends_a_bench_suite(tmp_path):
     """bench keeps no tour: a signal during a run ends the suite.  Before, SIGTERM killed
     it, and SIGINT ended only the run under way, recorded as if it were complete."""

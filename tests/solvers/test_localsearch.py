@@ -170,6 +170,7 @@ def improving_lk(inst, tour, cand, depth, breadth=1, chain_m=None) -> list:
             if g > 0 and cand[a][slot] != a]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo,extra,checks", [
     ("2opt", {}, ("2opt",)),
     ("oropt", {}, ("oropt",)),
@@ -199,6 +200,7 @@ def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
             assert left == [], inst.name
 
 
+@pytest.mark.slow
 def test_lk_breadth_finds_the_chains_one_branch_misses(rt):  # noqa: F811
     """A case where the optimum of breadth 1 still has improving breadth-3 chains (so the
     host check can fail), and breadth 3 leaves none."""
