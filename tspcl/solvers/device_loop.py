@@ -60,9 +60,11 @@ def run_device_loop(ctx: SolveContext, run: DeviceRun) -> None:
     """Run batches of steps until the device is done or ``ctx.stop``.
 
     After each batch the status is read and handed to ``run.after_batch``, the batch's
-    device time is added, and the best tour is published if ``ctx.publish_due``.  At the
-    end the best tour, if the device has one, is published, and ``ctx.iterations`` is set
-    to the iterations the status reports.
+    device time is added, the device's best length goes into the history
+    (``ctx.reached``: a log says when each length was reached, to the batch), and the
+    best tour is published if ``ctx.publish_due``, its exact host length checked against
+    the status's.  At the end the best tour, if the device has one, is published, and
+    ``ctx.iterations`` is set to the iterations the status reports.
 
     Under a time limit a batch holds only the steps that fit in the time left, each
     taken to last as long as one of the batch before did (the first batch is one step),
@@ -91,8 +93,10 @@ def run_device_loop(ctx: SolveContext, run: DeviceRun) -> None:
             step_s = (left - ctx.stop.remaining()) / count
         run.after_batch(status)
         ctx.timed_span(events[0], events[-1])
+        if status.best_length != LONG_MAX:
+            ctx.reached(status.best_length, status.iterations)
         if ctx.publish_due(status.best_length):
-            ctx.improve(ctx.read_tour(run.best_buffer(status)), status.iterations)
+            ctx.improve(ctx.read_tour(run.best_buffer(status)), status.iterations, status.best_length)
     if status.best_length != LONG_MAX:
-        ctx.improve(ctx.read_tour(run.best_buffer(status)), status.iterations)
+        ctx.improve(ctx.read_tour(run.best_buffer(status)), status.iterations, status.best_length)
     ctx.iterations = status.iterations
