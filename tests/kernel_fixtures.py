@@ -11,6 +11,7 @@ Test modules import what they use (``from kernel_fixtures import rt, ...``); pyp
   ``TSPCL_SHARED_INSTANCES``), the one place every test finds it; ``shared_instances_absent()``
   says why it cannot be used (a skip reason) or None; ``require_shared_instances()`` skips
   with that reason (conftest's ``shared_instances`` fixture is this call).
+* ``TEST_DATA``: tests/data, the small problem files tests read.
 * ``load_problem(path)``: :func:`tspcl.tsplib.read_problem`, parsed once per path.
 * ``check_kernels(program)``: tests/kernels/PROGRAM_checks.cl, the kernels only tests use,
   built as the production program kernels_cl/PROGRAM.cl with them added.
@@ -26,6 +27,7 @@ import numpy as np
 import pytest
 
 SHARED_ENV = "TSPCL_SHARED_INSTANCES"
+TEST_DATA = Path(__file__).resolve().parent / "data"
 DEVICE_ENV = "TSPCL_TEST_DEVICE"
 
 _RUNTIME = None

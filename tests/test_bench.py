@@ -5,13 +5,14 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from kernel_fixtures import rt  # noqa: F401  (skips when there is no OpenCL device)
+from kernel_fixtures import TEST_DATA, rt  # noqa: F401  (rt skips when there is no OpenCL device)
 from tspcl.bench import COLUMNS, load_suite, run_suite
 from tspcl.errors import DataError, MissingInputError, UsageError
 from tspcl.gen import generate, known_optimum
@@ -161,22 +162,8 @@ def test_shipped_suites_parse():
         assert suite.groups and suite.name == spec.stem
 
 
-ATSP4 = """NAME : tiny4
-TYPE : ATSP
-DIMENSION : 4
-EDGE_WEIGHT_TYPE : EXPLICIT
-EDGE_WEIGHT_FORMAT : FULL_MATRIX
-EDGE_WEIGHT_SECTION
-0 1 9 4
-3 0 2 8
-7 5 0 1
-1 6 4 0
-EOF
-"""
-
-
 def test_unsupported_pairs_are_skipped(tmp_path, rt, capsys):  # noqa: F811
-    _write(tmp_path, ATSP4, "tiny4.atsp")
+    shutil.copy(TEST_DATA / "tiny4.atsp", tmp_path)
     spec = _write(tmp_path, '[[group]]\ninstances = ["tiny4.atsp"]\n'
                             'algorithms = ["nn", "greedy", "sfc"]\nparams = { k = 3 }\n')
     rows = run_suite(spec, os.environ.get("TSPCL_TEST_DEVICE"), str(tmp_path / "out"))

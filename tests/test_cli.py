@@ -11,26 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kernel_fixtures import TEST_DATA
 from tspcl import errors
 from tspcl.tsplib import parse_log, parse_tour
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SMALL = """NAME : small8
-TYPE : TSP
-DIMENSION : 8
-EDGE_WEIGHT_TYPE : EUC_2D
-NODE_COORD_SECTION
-1 0 0
-2 100 0
-3 200 0
-4 200 100
-5 200 200
-6 100 200
-7 0 200
-8 0 100
-EOF
-"""
+SMALL = (TEST_DATA / "small8.tsp").read_text()
 
 
 def tspcl(*args, stdin: str | None = None, cwd=None, env_extra: dict | None = None):
@@ -38,13 +25,6 @@ def tspcl(*args, stdin: str | None = None, cwd=None, env_extra: dict | None = No
            **(env_extra or {})}
     return subprocess.run([sys.executable, "-m", "tspcl", *args], input=stdin, text=True,
                           capture_output=True, env=env, cwd=cwd, timeout=300)
-
-
-@pytest.fixture
-def small(tmp_path) -> Path:
-    p = tmp_path / "small8.tsp"
-    p.write_text(SMALL)
-    return p
 
 
 def test_solve_writes_a_tour_on_stdout_and_diagnostics_on_stderr(small):

@@ -20,13 +20,6 @@ from test_cli import ROOT, SMALL, tspcl
 ROOT_USER = os.geteuid() == 0
 
 
-@pytest.fixture
-def small(tmp_path):
-    p = tmp_path / "small8.tsp"
-    p.write_text(SMALL)
-    return p
-
-
 def tour_cities(text: str) -> list[int]:
     """The cities of a TSPLIB tour, read without tspcl: the numbers after TOUR_SECTION."""
     lines = text.splitlines()
