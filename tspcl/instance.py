@@ -2,7 +2,7 @@
 
 Distances are the TSPLIB95 integer distances, computed vectorised in float64 exactly as
 the TSPLIB reference formulas do (``nint(x) = (int)(x + 0.5)``).  The kernels compute the
-same integers (``kernels_cl/distance.h``); ``tests/test_distance_kernel.py`` proves the
+same integers (``kernels_cl/distance.h``); ``tests/kernels/test_distance_kernel.py`` proves the
 two agree on every shipped instance.
 """
 
