@@ -6,6 +6,7 @@
 #ifndef TSPCL_LS_LK_H
 #define TSPCL_LS_LK_H
 
+#include "chain.h"
 #include "ls_move.h"
 
 /* Slot p through the reversal (start s, length l): the involution of the reversal. */
@@ -32,13 +33,6 @@ inline int chain_city(__global const int *restrict tour, int q, const int *rs, c
     return tour[q];
 }
 
-inline int edge_in(const int x, const int y, const int *ex, const int *ey, const int count)
-{
-    for (int i = 0; i < count; i++)
-        if ((ex[i] == x && ey[i] == y) || (ex[i] == y && ey[i] == x))
-            return 1;
-    return 0;
-}
 
 /* Lin-Kernighan chain (Lin & Kernighan 1973, its standard step; beyond Fosin et al.,
  * whose deepest move is 3-opt): a sequence of 2-opt moves sharing t1.  With t1 the

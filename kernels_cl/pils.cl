@@ -36,6 +36,7 @@
  * 1 to keep 2-D coordinates in local memory (coordinate metrics other than GEO);
  * MAX_MOVES, moves one local search applies at most; LK_DEPTH.
  */
+#include "chain.h"
 #include "tour.h"
 #include "reduce.h"
 
@@ -80,13 +81,6 @@ inline int through(const int p, const int lo, const int hi)
     return p >= lo && p <= hi ? lo + hi - p : p;
 }
 
-inline int edge_in(const int x, const int y, const int *ex, const int *ey, const int count)
-{
-    for (int i = 0; i < count; i++)
-        if ((ex[i] == x && ey[i] == y) || (ex[i] == y && ey[i] == x))
-            return 1;
-    return 0;
-}
 
 /* Lin-Kernighan chain inside one piece (Lin & Kernighan 1973, its standard step, as
  * localsearch.cl's lk_chain on the whole tour): 2-opt steps sharing t1, the neighbour of
@@ -269,18 +263,8 @@ inline uint move_code(const int a, const int k, const int side, const int varian
     return (((uint)a * M + k) * 2 + side) * 8 + variant;
 }
 
-/* Reverse path positions [lo, hi] (at follows); the whole group, no barrier inside. */
-inline void path_reverse(__local ushort *restrict path, __local ushort *restrict at,
-                         const int lo, const int hi)
-{
-    for (int s = get_local_id(0); s < (hi - lo + 1) / 2; s += get_local_size(0)) {
-        const int x = lo + s, y = hi - s;
-        const ushort cx = path[x], cy = path[y];
-        path[x] = cy;
-        path[y] = cx;
-        at[cy] = (ushort)x;
-        at[cx] = (ushort)y;
-    }
+/* Reverse path positions (at follows); the whole group, no barrier inside. */
+DEFINE_GROUP_REVERSE(path_reverse, __local, ushort)
 }
 
 /* A move's reversals in order, with a barrier after each; then the cities at positions
@@ -290,7 +274,7 @@ inline void path_apply(__local ushort *restrict path, __local ushort *restrict a
                        const int *hi, const int *where)
 {
     for (int r = 0; r < count; r++) {
-        path_reverse(path, at, lo[r], hi[r]);
+        path_reverse(path, at, L_MAX, lo[r], hi[r] - lo[r] + 1);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     for (int p = where[0] + get_local_id(0); p <= where[1] && where[2] != NONE; p += WG)
