@@ -265,7 +265,6 @@ inline uint move_code(const int a, const int k, const int side, const int varian
 
 /* Reverse path positions (at follows); the whole group, no barrier inside. */
 DEFINE_GROUP_REVERSE(path_reverse, __local, ushort)
-}
 
 /* A move's reversals in order, with a barrier after each; then the cities at positions
  * where[0..1] join piece where[2] (unless NONE). */
