@@ -59,7 +59,7 @@ def main() -> int:
     for path in args.instances:
         inst = read_problem(path)
         for variant in args.variants:
-            p = acs.AcsParams(variant=variant, ants=args.ants, k=args.k, reads=args.reads)
+            p = acs.AcsParams(variant=variant, ants=args.ants, local_update_every=args.k, reads=args.reads)
             try:
                 times, busy, ants = construction_times(rt, inst, p, args.warmup, args.iterations)
             except Exception as e:  # noqa: BLE001 - a row says why it has no figure

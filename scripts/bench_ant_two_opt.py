@@ -30,7 +30,7 @@ def ms(event) -> float:
 def run(rt, inst, ants: int, iterations: int, ls: PopulationTwoOptParams):
     """Per iteration: (construction ms, 2-opt ms, whole iteration ms); the last best."""
     ctx = nn_context(rt, inst)
-    p = mmas.MmasParams(variant="rwm-bt", cl=32, ants=ants, rho=0.9, ls="2opt")
+    p = mmas.MmasParams(variant="rwm-bt", candidates=32, ants=ants, persistence=0.9, ls="2opt")
     colony = mmas.DeviceColony(ctx, p, ls)
     ctx.timed(colony.start(ctx.best_length))
     rows = []

@@ -16,7 +16,6 @@ table (stdout) and writes JSON with ``--json``.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import shlex
 import statistics
@@ -60,7 +59,7 @@ def time_candidates(rt: Runtime, dinst: DeviceInstance, params: CandidateParams,
 
 def time_solver(rt: Runtime, inst, name: str, k: int) -> dict:
     spec = REGISTRY[name]
-    values = {"k": str(k)} if "k" in {f.name for f in dataclasses.fields(spec.params_type)} else {}
+    values = {"candidates": str(k)} if spec.has_param("candidates") else {}
     params = spec.params_from(values)
     solve(inst, spec, params, rt, seed=1)  # warm-up
     runs = [solve(inst, spec, params, rt, seed=1) for _ in range(SOLVER_REPEATS)]

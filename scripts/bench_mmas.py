@@ -51,7 +51,7 @@ def main() -> int:
         inst = read_problem(path)
         for variant in args.variants:
             for cl in args.cl:
-                p = mmas.MmasParams(variant=variant, cl=cl, ants=args.ants, threads=args.threads)
+                p = mmas.MmasParams(variant=variant, candidates=cl, ants=args.ants, threads=args.threads)
                 try:
                     times, group, ants = construction_times(rt, inst, p, args.warmup, args.iterations)
                 except Exception as e:  # noqa: BLE001 - a row says why it has no figure

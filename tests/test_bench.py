@@ -38,7 +38,7 @@ seeds = [1, 2]
 [[group]]
 instances = ["gen:circle:50", "gen:uniform:120:7"]
 algorithms = ["nn", "greedy", "sfc", "random"]
-params = { k = 6 }
+params = { candidates = 6 }
 """
 
 
@@ -64,7 +64,7 @@ def test_run_suite_writes_csv_json_md(tmp_path, rt):  # noqa: F811
             assert r["gap_percent"] >= 0
         else:
             assert r["optimum"] is None and r["gap_percent"] is None
-    assert [r["params"] for r in rows[:4:2]] == ["start=0 k=6", "k=6"]
+    assert [r["params"] for r in rows[:4:2]] == ["start_city=0 candidates=6", "candidates=6"]
 
     with open(out / "results.csv", newline="") as f:
         table = list(csv.DictReader(f))

@@ -187,20 +187,20 @@ def test_mmas_from_the_command_line(tmp_path):
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert summary["iterations"] == 30 and summary["params"]["variant"] == "rwm-ct"
-    assert summary["params"]["rho"] == 0.8 and summary["params"]["ants"] == 20
+    assert summary["params"]["persistence"] == 0.8 and summary["params"]["ants"] == 20
 
 
 def test_acs_reports_the_parameters_its_run_used(tmp_path):
-    """ants = 0 (one per city), q0 unset ((n - 20) / n) and cl above n - 1 are reported as
+    """ants = 0 (one per city), q0 unset ((n - 20) / n) and candidates above n - 1 are reported as
     the run used them, in --json and in the tour's COMMENT, not as the sentinels."""
     p, out = tmp_path / "u.tsp", tmp_path / "u.tour"
     assert tspcl("gen", "uniform", "-n", "25", "-o", str(p)).returncode == 0
     r = tspcl("solve", str(p), "--algo", "acs", "--iterations", "3", "-o", str(out), "--json", "-q")
     assert r.returncode == 0, r.stderr
     params = json.loads(r.stdout)["params"]
-    assert params["ants"] == 25 and params["q0"] == pytest.approx(5 / 25) and params["cl"] == 24
+    assert params["ants"] == 25 and params["q0"] == pytest.approx(5 / 25) and params["candidates"] == 24
     comment = parse_tour(out.read_text(), str(out)).comment
-    assert "ants=25 " in comment and "q0=0.2 " in comment and "cl=24 " in comment, comment
+    assert "ants=25 " in comment and "q0=0.2 " in comment and "candidates=24 " in comment, comment
 
 
 def test_tabu_search_from_the_command_line(tmp_path):

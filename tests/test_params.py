@@ -7,6 +7,7 @@ with options of that solver that need less."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import subprocess
 import sys
@@ -198,3 +199,50 @@ def test_task_count_counts_the_crossover_tasks():
     for population, groups in ((64, 2), (48, 3), (2048, 8), (4, 1)):
         p = ga.GaParams(population=population, groups=groups)
         assert ga.task_count(p) == len(ga.crossover_tasks(p))
+
+
+# ---- one vocabulary, each parameter documented once, renamed keys still accepted -------------
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_every_parameter_has_one_line_of_doc_and_every_old_key_a_field(spec):
+    from tspcl.params import fields_of
+
+    for name, _, doc in fields_of(spec.params_type):
+        assert doc and "\n" not in doc, name
+    names = {f.name for f in dataclasses.fields(spec.params_type)}
+    for old, new in getattr(spec.params_type, "RENAMED", {}).items():
+        assert old not in names and new in names, (old, new)
+
+
+@pytest.mark.parametrize("algo, old, new, value", [
+    ("nn", "k", "candidates", "7"), ("2opt", "m", "candidates", "8"), ("hc", "neighbors", "candidate_kind", "knn"),
+    ("mmas", "cl", "candidates", "16"), ("mmas", "rho", "persistence", "0.7"),
+    ("acs", "rho", "local_evaporation", "0.05"), ("acs", "alpha", "global_evaporation", "0.3"),
+    ("acs", "k", "local_update_every", "4"), ("ga", "ls_neighbors", "ls_candidates", "12"),
+    ("pils", "polish_m", "polish_candidates", "8")])
+def test_an_old_key_sets_its_new_parameter(algo, old, new, value):
+    spec = REGISTRY[algo]
+    assert spec.params_from({old: value}) == spec.params_from({new: value})
+
+
+def _problem(tmp_path) -> Path:
+    problem = tmp_path / "p.tsp"
+    problem.write_text("NAME : p\nTYPE : TSP\nDIMENSION : 12\nEDGE_WEIGHT_TYPE : EUC_2D\nNODE_COORD_SECTION\n"
+                       + "".join(f"{i + 1} {i * 10} {(i * i) % 37}\n" for i in range(12)) + "EOF\n")
+    return problem
+
+
+def test_an_old_key_on_the_command_line_says_its_new_name_once(tmp_path):
+    r = _cli("solve", str(_problem(tmp_path)), "--algo", "nn", "-p", "k=5", "--json", "-q")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("'k' is now 'candidates'") == 1
+    assert json.loads(r.stdout)["params"]["candidates"] == 5
+
+
+def test_a_family_flag_sets_the_parameter_its_family_names_so():
+    from tspcl.cli import solver_values
+
+    assert solver_values(REGISTRY["mmas"], [], {"rho": 0.7}) == {"persistence": 0.7}
+    assert solver_values(REGISTRY["acs"], [], {"rho": 0.05, "alpha": 0.3}) == \
+        {"local_evaporation": 0.05, "global_evaporation": 0.3}
+    with pytest.raises(UsageError, match="--tenure does not apply to --algo mmas"):
+        solver_values(REGISTRY["mmas"], [], {"tenure": 3})

@@ -42,7 +42,6 @@ Progress goes to stderr.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 import math
@@ -56,6 +55,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .errors import MissingInputError, OutputError, UsageError
+from .params import accepted_keys, value_text
 
 SHARED_ENV = "TSPCL_SHARED_INSTANCES"
 COLUMNS = ["instance", "n", "algorithm", "params", "seed", "device", "length", "optimum",
@@ -185,14 +185,10 @@ def resolve_instance(text: str, spec_dir: Path, spec: str) -> InstanceRef:
     raise MissingInputError(f"{spec}: instance {text!r} not found at {where}{hint}")
 
 
-def _str_value(v) -> str:
-    return ("true" if v else "false") if isinstance(v, bool) else str(v)
-
-
 def applicable(spec, variant: dict):
     """The solver's parameters from the variant's keys that it has (others skipped)."""
-    names = {f.name for f in dataclasses.fields(spec.params_type)}
-    return spec.params_from({k: _str_value(v) for k, v in variant.items()
+    names = accepted_keys(spec.params_type)
+    return spec.params_from({k: value_text(v) for k, v in variant.items()
                              if k.replace("-", "_") in names})
 
 
@@ -238,7 +234,7 @@ def load_suite(spec_file: str) -> Suite:
             for a in algs:
                 spec = get_solver(a)
                 applicable(spec, v)  # raises on a bad value
-                used |= {f.name for f in dataclasses.fields(spec.params_type)}
+                used |= accepted_keys(spec.params_type)
             unused = [k for k in v if k.replace("-", "_") not in used]
             if unused:
                 raise UsageError(f"{where}: no algorithm of the group has parameter(s) "
@@ -260,7 +256,7 @@ def load_suite(spec_file: str) -> Suite:
 
 # ---- running ---------------------------------------------------------------------------
 def format_params(params: dict) -> str:
-    return " ".join(f"{k}={_str_value(v)}" for k, v in params.items())
+    return " ".join(f"{k}={value_text(v)}" for k, v in params.items())
 
 
 def _note(msg: str) -> None:

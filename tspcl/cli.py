@@ -9,10 +9,12 @@ command line's, the library's modules are elsewhere.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import sys
 import time
+from dataclasses import dataclass
 from typing import List, Optional
 
 _STARTED = time.perf_counter()  # --time-limit counts from here: parsing is inside it
@@ -120,13 +122,93 @@ def _comment(res) -> str:
             f"{' ' + params if params else ''}; seed {res.seed}; device {res.device}")
 
 
+@dataclass(frozen=True)
+class FamilyFlag:
+    """A flag that users of a family expect: it sets parameter `key` of any algorithm
+    that has one, or the key `by_algo` names for that algorithm (where a paper's name,
+    --rho, --alpha, means another parameter in each family)."""
+
+    names: tuple
+    type: type
+    key: str
+    help: str
+    by_algo: tuple = ()   # (algorithm, key) pairs
+
+    @property
+    def dest(self) -> str:
+        return self.names[0].lstrip("-").replace("-", "_")
+
+    def key_for(self, algorithm: str) -> str:
+        return dict(self.by_algo).get(algorithm, self.key)
+
+
+FAMILY_FLAGS = (
+    FamilyFlag(("--ls",), str, "ls", "Local search operators (-p ls): 2opt, oropt, 2opt+oropt, "
+               "3opt, lk; mmas and acs: 2opt on every ant's tour."),
+    FamilyFlag(("--candidates", "-m"), int, "candidates", "Candidates per city (-p candidates)."),
+    FamilyFlag(("--candidate-kind", "--neighbors"), str, "candidate_kind",
+               "Candidate lists, quadrant or knn (-p candidate_kind)."),
+    FamilyFlag(("--neighborhood",), str, "neighborhood", "hc/tabu moves: swap, 2opt or 3exchange."),
+    FamilyFlag(("--tenure",), int, "tenure", "tabu: iterations a moved city stays tabu."),
+    FamilyFlag(("--accept",), str, "accept", "ils: always (paper) or better."),
+    FamilyFlag(("--kick",), str, "kick", "ils: random (paper) or local double bridges."),
+    FamilyFlag(("--variant",), str, "variant", "mmas: rwm|wrs-lc|ct|bt; acs: gpu, alt or spm."),
+    FamilyFlag(("--cl",), int, "candidates", "mmas, acs: candidate list length (-p candidates)."),
+    FamilyFlag(("--ants",), int, "ants", "mmas, acs: ants per iteration (0: n)."),
+    FamilyFlag(("--rho",), float, "persistence", "mmas: pheromone kept per iteration (-p "
+               "persistence); acs: local evaporation (-p local_evaporation).",
+               (("acs", "local_evaporation"),)),
+    FamilyFlag(("--alpha",), float, "alpha", "mmas: pheromone exponent (-p alpha); acs: global "
+               "evaporation (-p global_evaporation).", (("acs", "global_evaporation"),)),
+    FamilyFlag(("--beta",), float, "beta", "mmas, acs: exponent of 1/distance."),
+    FamilyFlag(("--q0",), float, "q0", "acs: probability of the greedy choice."),
+    FamilyFlag(("--k",), int, "local_update_every",
+               "acs: a local update after every k-th edge of an ant (-p local_update_every)."),
+    FamilyFlag(("--crossover",), str, "crossover", "ga: scx, bcscx, arx or hybrid."),
+    FamilyFlag(("--population",), int, "population", "ga: genes in the pool."),
+    FamilyFlag(("--groups",), int, "groups", "ga: islands of equal size."),
+    FamilyFlag(("--generations",), int, "generations", "ga: generations."),
+    FamilyFlag(("--mutation-rate",), float, "mutation_rate", "ga: fraction of offspring mutated."),
+    FamilyFlag(("--migration-interval",), int, "migration_interval",
+               "ga: generations between migrations (0: never)."),
+    FamilyFlag(("--init",), str, "init", "ga: random or 2opt genes; hc/tabu: nn or random tour."),
+)
+
+
+def _with_family_flags(command):
+    """`command` with one keyword option per FAMILY_FLAGS entry (its **flags)."""
+    sig = inspect.signature(command)
+    fixed = [p for p in sig.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
+    extra = [inspect.Parameter(f.dest, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[f.type],
+                               default=typer.Option(None, *f.names, help=f.help))
+             for f in FAMILY_FLAGS]
+    command.__signature__ = sig.replace(parameters=fixed + extra)
+    command.__annotations__ = {**command.__annotations__, **{p.name: p.annotation for p in extra}}
+    return command
+
+
+def solver_values(spec, pairs: List[str], flags: dict) -> dict:
+    """A solver's parameters as typed values: -p KEY=VALUE, then the family flags,
+    which override it."""
+    typed = spec.typed(_key_values(pairs))
+    for f in FAMILY_FLAGS:
+        value = flags.get(f.dest)
+        if value is not None:
+            key = f.key_for(spec.name)
+            if not spec.has_param(key):
+                raise UsageError(f"{f.names[0]} does not apply to --algo {spec.name}")
+            typed.update(spec.typed({key: str(value)}))
+    return typed
+
+
 @app.command()
+@_with_family_flags
 def solve(
     problem: str = typer.Argument(..., help="TSPLIB problem file, or '-' for stdin (.gz ok)."),
     algo: str = typer.Option("nn", "--algo", "-a",
                              help="Algorithm: nn, greedy, sfc, random, 2opt, oropt, 3opt, lk, ils, pils, hc, tabu, mmas, acs, ga (see `tspcl info`)."),
     param: List[str] = typer.Option([], "--param", "-p", metavar="KEY=VALUE",
-                                    help="Algorithm parameter, repeatable (e.g. -p k=16)."),
+                                    help="Algorithm parameter, repeatable (e.g. -p candidates=16)."),
     seed: int = typer.Option(1, "--seed", "-s", min=0, max=2**64 - 1,
                              help="Random seed: the same seed on the same device gives the same tour."),
     time_limit: Optional[float] = typer.Option(
@@ -142,43 +224,6 @@ def solve(
              "(10000, the paper's); for mmas and acs the colony iterations (1000); for ga "
              "the generations (1000); for 2opt, oropt, 3opt and lk the improving moves at "
              "most (checked after each batch of steps)."),
-    ls: Optional[str] = typer.Option(None, "--ls", help="Local search operators: 2opt, oropt, 2opt+oropt, 3opt, lk (3opt plus Lin-Kernighan chains; -p depth=10, -p breadth=1, -p chain_m=10).  mmas: 2opt on every ant's tour, which also turns on the authors' deposit schedule and trail resets (-p deposit=, -p restart=).  acs: 2opt on every ant's tour."),
-    neighbors: Optional[str] = typer.Option(None, "--neighbors",
-                                            help="Candidate lists: quadrant (paper) or knn."),
-    candidates: Optional[int] = typer.Option(None, "--candidates", "-m",
-                                             help="Candidates per city (local search, paper: 40; "
-                                                  "hc/tabu: 0, the full neighbourhood, is the default)."),
-    neighborhood: Optional[str] = typer.Option(
-        None, "--neighborhood", help="hc/tabu moves: swap (2-exchange, the paper's), 2opt or "
-        "3exchange (rotate three cities); thread control tunes the launch (-p group=G "
-        "-p threads=T fix it)."),
-    tenure: Optional[int] = typer.Option(None, "--tenure",
-                                         help="tabu: iterations a moved city stays tabu (default 10)."),
-    variant: Optional[str] = typer.Option(
-        None, "--variant", help="mmas: next-node selection and tabu, rwm|wrs - lc|ct|bt "
-        "(roulette wheel or reservoir sampling; list compression, compact or bitmask tabu). "
-        "acs: gpu (a launch per step, atomic local updates), alt (one launch, racy local "
-        "updates, not bit-reproducible) or spm (alt with the selective pheromone memory, "
-        "the default); -p reads=cached reads the trails through the GPU's L1 (ants may miss "
-        "each other's updates; the default fresh reads them from L2, as the paper's GPU)."),
-    cl: Optional[int] = typer.Option(None, "--cl", help="mmas: candidate list length (32; 0: none); when an ant's list is used up it takes the unvisited city of the largest weight (-p fallback=draw: a draw among them all). acs: candidate set size (32, at most 32)."),
-    ants: Optional[int] = typer.Option(None, "--ants", help="mmas, acs: ants per iteration (default n; the ACS paper recommends 256)."),
-    rho: Optional[float] = typer.Option(None, "--rho", help="mmas: pheromone kept per iteration (0.5). acs: local evaporation (0.01)."),
-    alpha: Optional[float] = typer.Option(None, "--alpha", help="mmas: pheromone exponent (1). acs: global evaporation (0.2)."),
-    beta: Optional[float] = typer.Option(None, "--beta", help="mmas: exponent of 1/distance (2). acs: the same (3)."),
-    q0: Optional[float] = typer.Option(None, "--q0", help="acs: probability of the greedy choice (default (n - 20) / n)."),
-    k: Optional[int] = typer.Option(None, "--k", help="acs: a local pheromone update after every k-th edge of an ant (1)."),
-    crossover: Optional[str] = typer.Option(None, "--crossover", help="ga: scx, bcscx, arx or hybrid (half BCSCX, half ARX; the default)."),
-    population: Optional[int] = typer.Option(None, "--population", help="ga: genes in the pool (2048)."),
-    groups: Optional[int] = typer.Option(None, "--groups", help="ga: islands of equal size (8), each group's best migrating to another."),
-    generations: Optional[int] = typer.Option(None, "--generations", help="ga: generations (1000)."),
-    mutation_rate: Optional[float] = typer.Option(None, "--mutation-rate", help="ga: fraction of the offspring given a random 2-opt move each generation (0.02); -p mutate=all, -p competition=halves, -p random_start=none (every child from city 0, as the paper) or bcscx (ARX from city 0) for the paper's other readings."),
-    migration_interval: Optional[int] = typer.Option(None, "--migration-interval", help="ga: generations between migrations (10; 0: never)."),
-    init: Optional[str] = typer.Option(None, "--init", help="ga: random genes, or 2opt: random genes at 2-opt local optima."),
-    accept: Optional[str] = typer.Option(None, "--accept",
-                                         help="ILS acceptance: always (paper) or better (-p slack=S keeps local optima up to S % above the best)."),
-    kick: Optional[str] = typer.Option(None, "--kick",
-                                       help="ILS double bridge: random cut points (paper) or local (within a window)."),
     device: Optional[str] = typer.Option(
         None, "--device", "-d", help="auto (GPU if any, else CPU), gpu, cpu or P:D "
         "(platform:device from `tspcl devices`); default $TSPCL_DEVICE or auto."),
@@ -190,6 +235,7 @@ def solve(
     as_json: bool = typer.Option(False, "--json",
                                  help="Print a JSON summary on stdout instead of the tour."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or device line on stderr."),
+    **flags,
 ):
     """Solve PROBLEM and write the best tour found as a TSPLIB TOUR file.
 
@@ -204,30 +250,14 @@ def solve(
 
     tour_to, log_to = _solve_targets(problem, output, log, as_json)
     spec = get_solver(algo)
-    values = _key_values(param)
-    for option, key, value in (("--ls", "ls", ls), ("--neighbors", "neighbors", neighbors),
-                               ("--candidates", "m", candidates), ("--accept", "accept", accept),
-                               ("--kick", "kick", kick), ("--neighborhood", "neighborhood", neighborhood),
-                               ("--tenure", "tenure", tenure), ("--variant", "variant", variant),
-                               ("--cl", "cl", cl), ("--ants", "ants", ants), ("--rho", "rho", rho),
-                               ("--alpha", "alpha", alpha), ("--beta", "beta", beta), ("--q0", "q0", q0),
-                               ("--k", "k", k), ("--crossover", "crossover", crossover),
-                               ("--population", "population", population), ("--groups", "groups", groups),
-                               ("--generations", "generations", generations),
-                               ("--mutation-rate", "mutation_rate", mutation_rate),
-                               ("--migration-interval", "migration_interval", migration_interval),
-                               ("--init", "init", init)):
-        if value is not None:
-            if not spec.has_param(key):
-                raise UsageError(f"{option} does not apply to --algo {spec.name}")
-            values[key] = str(value)
+    values = solver_values(spec, param, flags)
     run_iterations = None
     if iterations is not None:
         if spec.budget_param:
-            values[spec.budget_param] = iterations
+            values.update(spec.typed({spec.budget_param: iterations}))
         else:
             run_iterations = _run_iterations(iterations, spec.name)
-    params = spec.params_from(values)
+    params = spec.params_type(**values)
     _check_stdin(problem)
     inst = read_problem(problem)
     rt = Runtime.from_spec(device)
@@ -301,7 +331,10 @@ def verify(
 @app.command()
 def info(
     problem: str = typer.Argument(..., help="TSPLIB problem file, or '-' for stdin."),
-    k: int = typer.Option(10, "--k", help="Candidate list length assumed for the memory estimates."),
+    candidates: Optional[int] = typer.Option(
+        None, "--candidates", "-m", "--k",
+        help="Candidates per city assumed for the memory estimates (default: each algorithm's "
+             "own; an algorithm that cannot take that many keeps its own)."),
 ):
     """Size and type of PROBLEM, and the device memory each algorithm would need."""
     from .optima import known_optimum
@@ -322,8 +355,11 @@ def info(
     lines.append("algorithm   device memory   note")
     for spec in REGISTRY.values():
         params = spec.params_type()
-        if hasattr(params, "k"):
-            params = spec.params_from({"k": str(k)})
+        if candidates is not None and spec.has_param("candidates"):
+            try:
+                params = spec.params_from({"candidates": str(candidates)})
+            except UsageError:
+                pass
         why = unsolvable(inst, spec)
         mem = spec.memory(inst, params)
         lines.append(f"{spec.name:<11} {mem / 2**20:>10.1f} MiB   {why or spec.summary}")

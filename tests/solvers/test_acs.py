@@ -40,7 +40,7 @@ def read_tours(rt, c):  # noqa: F811
 @pytest.mark.parametrize("variant", acs.VARIANTS)
 def test_every_variant_builds_valid_tours_with_exact_lengths(rt, variant):  # noqa: F811
     inst = generate("clustered", 45, seed=4)
-    ctx, c = colony(rt, inst, variant=variant, ants=12, cl=8, k=2)
+    ctx, c = colony(rt, inst, variant=variant, ants=12, candidates=8, local_update_every=2)
     ctx.timed(c.start(inst.tour_length(np.arange(inst.n))))
     for it in range(4):
         ctx.timed(c.iteration(it, ctx.seed))
@@ -65,7 +65,7 @@ def test_the_atomic_variant_loses_no_local_update(rt, k):  # noqa: F811
     matrix (the steps read one and update the other)."""
     inst = generate("uniform", 40, seed=7)
     n, ants = inst.n, 64
-    ctx, c = colony(rt, inst, count_updates=True, variant="gpu", ants=ants, cl=8, k=k)
+    ctx, c = colony(rt, inst, count_updates=True, variant="gpu", ants=ants, candidates=8, local_update_every=k)
     ctx.timed(c.start(1, tau0=0.0))
     ctx.timed(c.construct(0, ctx.seed))
     copies = rt.read(c.tau, np.float32, 2 * n * n).reshape(2, n * n)
@@ -90,7 +90,7 @@ def test_one_spm_ant_updates_every_kth_edge_both_ways(rt, k):  # noqa: F811
     steps (and the closing edge when k divides n), both ways round, each at 1."""
     inst = generate("uniform", 41, seed=5)
     n = inst.n
-    ctx, c = colony(rt, inst, count_updates=True, variant="spm", ants=1, cl=8, k=k)
+    ctx, c = colony(rt, inst, count_updates=True, variant="spm", ants=1, candidates=8, local_update_every=k)
     ctx.timed(c.start(1, tau0=0.0))
     ctx.timed(c.construct(0, ctx.seed))
     (tour,), _ = read_tours(rt, c)
@@ -176,7 +176,7 @@ def test_every_stored_edge_keeps_its_own_eta_beta(rt, kind):  # noqa: F811
         mat = rng.integers(1, 100, (60, 60))
         np.fill_diagonal(mat, 0)
         inst = make_instance("EXPLICIT", matrix=mat, kind="ATSP", name="atsp60")
-    ctx, c = colony(rt, inst, variant="spm", ants=8, cl=6, k=1, q0=0.5)
+    ctx, c = colony(rt, inst, variant="spm", ants=8, candidates=6, local_update_every=1, q0=0.5)
     ctx.timed(c.start(10 ** 6))
     for it in range(4):
         ctx.timed(c.iteration(it, ctx.seed))
@@ -266,7 +266,7 @@ def test_q0_one_is_the_greedy_nearest_neighbour_tour(rt, variant):  # noqa: F811
     """With every trail equal, the greedy choice is the nearest unvisited candidate, and
     with none left the nearest unvisited city: one ant builds the NN tour from its start."""
     inst = generate("uniform", 60, seed=9)
-    ctx, c = colony(rt, inst, variant=variant, ants=1, cl=6, q0=1.0)
+    ctx, c = colony(rt, inst, variant=variant, ants=1, candidates=6, q0=1.0)
     ctx.timed(c.start(1000))
     ctx.timed(c.construct(0, ctx.seed))
     tour = read_tours(rt, c)[0][0]
@@ -284,7 +284,7 @@ def test_q0_zero_draws_the_first_move_with_eq2_probabilities(rt):  # noqa: F811
     so its second city is drawn among the start's candidates with eta^beta weights."""
     inst = generate("uniform", 16, seed=5)
     n, cl, ants, beta = inst.n, 5, 16000, 3.0
-    ctx, c = colony(rt, inst, variant="alt", ants=ants, cl=cl, q0=0.0, k=n + 1, beta=beta)
+    ctx, c = colony(rt, inst, variant="alt", ants=ants, candidates=cl, q0=0.0, local_update_every=n + 1, beta=beta)
     ctx.timed(c.start(1000))
     ctx.timed(c.construct(0, ctx.seed))
     tours = read_tours(rt, c)[0]
@@ -304,7 +304,7 @@ def test_q0_zero_draws_the_first_move_with_eq2_probabilities(rt):  # noqa: F811
 @pytest.mark.parametrize("variant", ["gpu", "spm"])
 def test_with_2opt_every_ant_ends_2opt_optimal_within_its_neighbours(rt, variant):  # noqa: F811
     inst = generate("clustered", 70, seed=6)
-    ctx, c = colony(rt, inst, variant=variant, ants=5, cl=8, ls="2opt", ls_neighbors=6)
+    ctx, c = colony(rt, inst, variant=variant, ants=5, candidates=8, ls="2opt", ls_candidates=6)
     ctx.timed(c.start(inst.tour_length(np.arange(inst.n))))
     cand = build_candidates(DeviceInstance(rt, inst), CandidateParams("knn", 6)).host(rt)[0]
     for it in range(2):
@@ -340,10 +340,12 @@ def test_a_tabu_that_does_not_fit_local_memory_says_how_many_cities_would(rt):  
 
 
 @pytest.mark.parametrize("bad, match", [
-    (dict(variant="atomic"), "variant"), (dict(q0=1.5), "q0"), (dict(rho=0.0), "rho"),
-    (dict(alpha=1.0), "alpha"), (dict(k=0), "k"), (dict(cl=33), "cl"), (dict(spm_size=0), "spm_size"),
+    (dict(variant="atomic"), "variant"), (dict(q0=1.5), "q0"),
+    (dict(local_evaporation=0.0), "local_evaporation"), (dict(global_evaporation=1.0), "global_evaporation"),
+    (dict(local_update_every=0), "local_update_every"), (dict(candidates=33), "candidates"),
+    (dict(spm_size=0), "spm_size"),
     (dict(spm_size=33), "spm_size"),
-    (dict(ls="3opt"), "ls"), (dict(ls_neighbors=0), "ls_neighbors"), (dict(reads="l1"), "reads"),
+    (dict(ls="3opt"), "ls"), (dict(ls_candidates=0), "ls_candidates"), (dict(reads="l1"), "reads"),
 ])
 def test_bad_parameters_are_usage_errors(bad, match):
     with pytest.raises(UsageError, match=match):
@@ -356,7 +358,7 @@ def test_the_per_step_launches_build_the_same_tours_with_or_without_their_events
     inst = generate("uniform", 50, seed=3)
     built = []
     for step_events in (False, True):
-        ctx, c = colony(rt, inst, variant="gpu", ants=16, cl=8)
+        ctx, c = colony(rt, inst, variant="gpu", ants=16, candidates=8)
         ctx.timed(c.start(inst.tour_length(np.arange(inst.n))))
         events = c.construct(0, ctx.seed, step_events=step_events)
         ctx.timed(events)

@@ -210,7 +210,7 @@ def test_nn_matches_host(rt, ref):
     dinst = device_instance(rt, inst)
     for k, seed, start in [(2, 0, 0), (10, 1, 0), (10, 5, 1), (40, 987654321, 0),
                            (2, 3, inst.n)]:
-        order, _ = solve(rt, inst, "nn", seed, dinst, k=k, start=start)
+        order, _ = solve(rt, inst, "nn", seed, dinst, candidates=k, start_city=start)
         s = start_city(seed, inst.n, start)
         assert order[0] == s
         want = host_nn(inst, s)
@@ -235,7 +235,7 @@ def test_greedy_matches_host(rt, ref):
     inst = _instance(ref)
     dinst = device_instance(rt, inst)
     for k in (3, 10):
-        order, ctx = solve(rt, inst, "greedy", 0, dinst, k=k)
+        order, ctx = solve(rt, inst, "greedy", 0, dinst, candidates=k)
         cities, dists = ctx.candidates(CandidateParams("knn", k)).host(rt)
         want = host_greedy(inst, cities.astype(np.int64), dists.astype(np.int64))
         assert np.array_equal(order, want), (
@@ -300,7 +300,7 @@ def test_tiny_atsp_nn(rt, n):
     mat = np.arange(n * n).reshape(n, n)[::-1].copy()
     np.fill_diagonal(mat, 0)
     inst = make_instance("EXPLICIT", matrix=mat, kind="ATSP", name=f"atsp{n}")
-    order, _ = solve(rt, inst, "nn", 0, start=1)
+    order, _ = solve(rt, inst, "nn", 0, start_city=1)
     assert np.array_equal(order, host_nn(inst, 0))
     order, _ = solve(rt, inst, "random", 3)
 
@@ -324,9 +324,9 @@ def test_random_small_sweep(rt):
         dinst = device_instance(rt, inst)
         k = int(rng.choice([2, 3, 10]))
         seed = int(rng.integers(0, 2**31))
-        order, _ = solve(rt, inst, "nn", seed, dinst, k=k)
+        order, _ = solve(rt, inst, "nn", seed, dinst, candidates=k)
         assert np.array_equal(order, host_nn(inst, start_city(seed, n))), f"nn rep {rep}"
-        order, ctx = solve(rt, inst, "greedy", seed, dinst, k=k)
+        order, ctx = solve(rt, inst, "greedy", seed, dinst, candidates=k)
         cities, dists = ctx.candidates(CandidateParams("knn", k)).host(rt)
         want = host_greedy(inst, cities.astype(np.int64), dists.astype(np.int64))
         assert np.array_equal(order, want), f"greedy rep {rep} (n={n}, k={k})"

@@ -175,12 +175,12 @@ def improving_lk(inst, tour, cand, depth, breadth=1, chain_m=None) -> list:
     ("2opt", {}, ("2opt",)),
     ("oropt", {}, ("oropt",)),
     ("2opt", {"ls": "2opt+oropt"}, ("2opt", "oropt")),
-    ("2opt", {"neighbors": "knn", "m": "8"}, ("2opt",)),
+    ("2opt", {"candidate_kind": "knn", "candidates": "8"}, ("2opt",)),
     ("2opt", {"ls": "2opt+oropt", "moves": "best"}, ("2opt", "oropt")),
-    ("3opt", {"m": "12"}, ("2opt", "oropt", "3opt")),
-    ("lk", {"m": "8", "depth": "5"}, ("2opt", "oropt", "3opt", "lk")),
-    ("lk", {"m": "8", "depth": "4", "breadth": "3"}, ("2opt", "oropt", "3opt", "lk")),
-    ("lk", {"m": "8", "depth": "6", "chain_m": "3"}, ("2opt", "oropt", "3opt", "lk")),
+    ("3opt", {"candidates": "12"}, ("2opt", "oropt", "3opt")),
+    ("lk", {"candidates": "8", "depth": "5"}, ("2opt", "oropt", "3opt", "lk")),
+    ("lk", {"candidates": "8", "depth": "4", "breadth": "3"}, ("2opt", "oropt", "3opt", "lk")),
+    ("lk", {"candidates": "8", "depth": "6", "chain_candidates": "3"}, ("2opt", "oropt", "3opt", "lk")),
 ])
 def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
     for inst in instances():
@@ -188,7 +188,7 @@ def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
         params = spec.params_from(extra)
         res = solve(inst, spec, params, rt, seed=3)
         assert res.length == inst.tour_length(res.order)
-        cand = host_candidates(rt, inst, params.neighbors, params.m)
+        cand = host_candidates(rt, inst, params.candidate_kind, params.candidates)
         if "2opt" in checks:
             assert improving_2opt(inst, res.order, cand) == [], inst.name
         if "oropt" in checks:
@@ -196,7 +196,7 @@ def test_local_optimum_within_candidates(rt, algo, extra, checks):  # noqa: F811
         if "3opt" in checks:
             assert improving_3opt(inst, res.order, cand) == [], inst.name
         if "lk" in checks:
-            left = improving_lk(inst, res.order, cand, params.depth, params.breadth, params.chain_m)
+            left = improving_lk(inst, res.order, cand, params.depth, params.breadth, params.chain_candidates)
             assert left == [], inst.name
 
 
@@ -207,9 +207,9 @@ def test_lk_breadth_finds_the_chains_one_branch_misses(rt):  # noqa: F811
     inst = generate("uniform", 400, seed=3)
     spec = REGISTRY["lk"]
     for breadth, expect_chains in ((1, True), (3, False)):
-        params = spec.params_from({"m": "8", "depth": "4", "breadth": str(breadth)})
+        params = spec.params_from({"candidates": "8", "depth": "4", "breadth": str(breadth)})
         res = solve(inst, spec, params, rt, seed=3)
-        cand = host_candidates(rt, inst, params.neighbors, params.m)
+        cand = host_candidates(rt, inst, params.candidate_kind, params.candidates)
         assert bool(improving_lk(inst, res.order, cand, 4, 3)) == expect_chains
 
 
@@ -279,11 +279,11 @@ def test_tiny_instances_keep_the_nn_tour(rt):  # noqa: F811
         assert inst.tour_problem(res.order) is None
 
 
-@pytest.mark.parametrize("bad", [{"ls": "4opt"}, {"ls": "3opt", "m": "52"}, {"kicks": "abc"}, {"accept": "maybe"},
-                                 {"kick": "huge"}, {"moves": "some"}, {"m": "65"}, {"m": "6", "neighbors": "quadrant"},
-                                 {"ls": "lk", "m": "52"}, {"depth": "1"}, {"depth": "32"},
+@pytest.mark.parametrize("bad", [{"ls": "4opt"}, {"ls": "3opt", "candidates": "52"}, {"kicks": "abc"}, {"accept": "maybe"},
+                                 {"kick": "huge"}, {"moves": "some"}, {"candidates": "65"}, {"candidates": "6", "candidate_kind": "quadrant"},
+                                 {"ls": "lk", "candidates": "52"}, {"depth": "1"}, {"depth": "32"},
                                  {"breadth": "0"}, {"breadth": "9"},
-                                 {"chain_m": "0"},
+                                 {"chain_candidates": "0"},
                                  {"slack": "-1"}, {"slack": "101"}])
 def test_bad_parameters(bad):
     from tspcl.errors import UsageError

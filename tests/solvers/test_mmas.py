@@ -55,7 +55,7 @@ def assert_valid_tours(inst, tours, lengths):
 @pytest.mark.parametrize("cl", [0, 8])
 def test_every_variant_builds_valid_tours_with_exact_lengths(rt, variant, cl):  # noqa: F811
     inst = generate("clustered", 37, seed=4)
-    ctx, colony = started_colony(rt, inst, mmas.MmasParams(variant=variant, cl=cl, ants=12), 3)
+    ctx, colony = started_colony(rt, inst, mmas.MmasParams(variant=variant, candidates=cl, ants=12), 3)
     for it in range(3):
         ctx.timed(colony.iteration(it, ctx.seed))
         tours, lengths = ant_tours(rt, colony, inst)
@@ -69,7 +69,7 @@ def test_every_variant_builds_valid_tours_with_exact_lengths(rt, variant, cl):  
 def test_the_ants_2opt_leaves_no_improving_move_within_the_neighbours(rt, neighbors, moves):  # noqa: F811
     inst = generate("clustered", 90, seed=6)
     ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=5)
-    colony = mmas.DeviceColony(ctx, mmas.MmasParams(ls="2opt", ls_neighbors=neighbors, ls_moves=moves, ants=6))
+    colony = mmas.DeviceColony(ctx, mmas.MmasParams(ls="2opt", ls_candidates=neighbors, ls_moves=moves, ants=6))
     ctx.timed(colony.start(inst.tour_length(np.arange(inst.n))))
     cand = build_candidates(DeviceInstance(rt, inst), CandidateParams("knn", neighbors)).host(rt)[0]
     for it in range(2):
@@ -101,7 +101,7 @@ def check_trail_update(rt, store, variant, source="iteration", reset=False, seed
             return source if iteration == 4 else "iteration"
 
     ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=seed)
-    colony = mmas.DeviceColony(ctx, Params(variant=variant, cl=cl, store=store, rho=rho, ants=ants,
+    colony = mmas.DeviceColony(ctx, Params(variant=variant, candidates=cl, store=store, persistence=rho, ants=ants,
                                            fallback="draw"))
     ctx.timed(colony.start(inst.tour_length(np.arange(n))))
     for it in range(4):
@@ -207,7 +207,7 @@ def test_candidate_store_runs_where_the_matrices_would_not_fit(rt):  # noqa: F81
     assert sorted(res.order) == list(range(3000))
     for variant in mmas.VARIANTS:
         r = solve(generate("clustered", 60, seed=2), SPEC,
-                  mmas.MmasParams(variant=variant, store="candidates", cl=8, iterations=5, ants=10), rt)
+                  mmas.MmasParams(variant=variant, store="candidates", candidates=8, iterations=5, ants=10), rt)
         assert sorted(r.order) == list(range(60))
 
 
@@ -333,7 +333,7 @@ def test_weights_that_underflow_to_zero_still_give_tours(rt):  # noqa: F811
     assert set(sample(rt, "rwm", "bt", np.zeros(20, np.float32), [4], 4, 50)) == {-1}
     inst = generate("uniform", 40, seed=3)  # eta^50 is 0 in float: every weight is
     for variant in ("rwm-ct", "wrs-lc"):
-        res = solve(inst, SPEC, mmas.MmasParams(variant=variant, beta=50, cl=0, iterations=2), rt)
+        res = solve(inst, SPEC, mmas.MmasParams(variant=variant, beta=50, candidates=0, iterations=2), rt)
         assert sorted(res.order) == list(range(40))
 
 
@@ -359,7 +359,7 @@ def test_wrs_list_draws_do_not_depend_on_the_work_items_per_ant(rt, variant):  #
     """With candidate lists and the best city after them, every draw is Philox's by
     (ant, iteration, step, slot): the same tours for any work-group size."""
     inst = generate("clustered", 90, seed=4)
-    tours = [colony_tours(rt, inst, mmas.MmasParams(variant=variant, cl=8, ants=12, threads=t), 3)
+    tours = [colony_tours(rt, inst, mmas.MmasParams(variant=variant, candidates=8, ants=12, threads=t), 3)
              for t in (32, 64, 128)]
     assert np.array_equal(tours[0], tours[1]) and np.array_equal(tours[0], tours[2])
 
@@ -369,7 +369,7 @@ def test_tours_reproduce_for_a_seed_and_change_with_it(rt, variant):  # noqa: F8
     """Without lists (WRS: each work-item's SFC32 stream), every ant's tour is the same
     in two runs with one seed and work-group size, and another seed changes them."""
     inst = generate("clustered", 90, seed=4)
-    params = mmas.MmasParams(variant=variant, cl=0, ants=12, threads=64)
+    params = mmas.MmasParams(variant=variant, candidates=0, ants=12, threads=64)
     first, again, other = (colony_tours(rt, inst, params, seed) for seed in (3, 3, 4))
     assert np.array_equal(first, again)
     assert not np.array_equal(first, other)
@@ -382,7 +382,7 @@ def test_a_candidate_list_longer_than_the_work_group_builds_valid_tours(rt, vari
     work-items' own scratch holds."""
     assert mmas.scratch_bytes(32, 100) >= 4 * (8 + 100 + 32)  # ants.h: 8 words, then the nodes
     inst = generate("uniform", 150, seed=6)
-    params = mmas.MmasParams(variant=variant, cl=100, ants=8, threads=32, fallback="draw")
+    params = mmas.MmasParams(variant=variant, candidates=100, ants=8, threads=32, fallback="draw")
     ctx, colony = started_colony(rt, inst, params, 2)
     for it in range(2):
         ctx.timed(colony.iteration(it, ctx.seed))
@@ -398,7 +398,7 @@ def test_rwm_walks_kept_weights_to_the_city_a_reload_finds(rt, cl, fallback):  #
     small = Runtime(rt.device)
     small.__dict__["limits"] = rt.limits.__class__(**{**rt.limits.__dict__, "local_mem": 830})
     runs = []
-    params = mmas.MmasParams(variant="rwm-lc", cl=cl, fallback=fallback, ants=12, threads=32)
+    params = mmas.MmasParams(variant="rwm-lc", candidates=cl, fallback=fallback, ants=12, threads=32)
     for r in (rt, small):
         ctx, colony = started_colony(r, inst, params, 5)
         for it in range(3):
@@ -430,7 +430,7 @@ def test_mmas_improves_on_its_nn_start(rt):  # noqa: F811
 
 def test_global_best_deposit_and_time_limits_run(rt):  # noqa: F811
     inst = generate("uniform", 30, seed=2)
-    res = solve(inst, SPEC, mmas.MmasParams(variant="rwm-lc", deposit="global", iterations=20, cl=0), rt)
+    res = solve(inst, SPEC, mmas.MmasParams(variant="rwm-lc", deposit="global", iterations=20, candidates=0), rt)
     assert sorted(res.order) == list(range(30))
 
 
@@ -465,10 +465,11 @@ def test_work_group_size_rule():
 
 
 @pytest.mark.parametrize("bad, match", [
-    ({"variant": "rwm-xx"}, "variant must be"), ({"rho": "1"}, "rho"), ({"cl": "-1"}, "cl must"),
+    ({"variant": "rwm-xx"}, "variant must be"), ({"persistence": "1"}, "persistence"),
+    ({"candidates": "-1"}, "candidates must"),
     ({"deposit": "best"}, "deposit must"), ({"restart": "-1"}, "restart must"), ({"threads": "48"}, "power of two"),
     ({"p_best": "0"}, "p_best"), ({"ls": "3opt"}, "ls must be"), ({"fallback": "random"}, "fallback must"),
-    ({"store": "disk"}, "store must be"), ({"store": "candidates", "cl": "0"}, "needs cl > 0")])
+    ({"store": "disk"}, "store must be"), ({"store": "candidates", "candidates": "0"}, "needs candidates > 0")])
 def test_bad_parameters_are_usage_errors(bad, match):
     with pytest.raises(UsageError, match=match):
         SPEC.params_from(bad)

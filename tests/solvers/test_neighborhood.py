@@ -274,14 +274,14 @@ def test_each_tabu_iteration_takes_the_best_admissible_move(rt, nb, m):  # noqa:
         assert inst.tour_length(best_tour) == s2[nbs.StateWord.BEST] == min(best, cur + delta)
         return True
 
-    p = nbs.TabuParams(neighborhood=nb, m=m, neighbors="knn", tenure=tenure)
+    p = nbs.TabuParams(neighborhood=nb, candidates=m, candidate_kind="knn", tenure=tenure)
     run_steps(rt, inst, p, tenure, 40, check)
 
 
 @pytest.mark.parametrize("nb", ["swap", "2opt", "3exchange"])
 def test_hill_climbing_ends_in_a_local_optimum(rt, nb):  # noqa: F811
     inst = generate("clustered", 30 if nb == "3exchange" else 60, seed=4)
-    res = solve(inst, REGISTRY["hc"], nbs.HillClimbingParams(neighborhood=nb, start="random"), rt, seed=3)
+    res = solve(inst, REGISTRY["hc"], nbs.HillClimbingParams(neighborhood=nb, init="random"), rt, seed=3)
     tour = np.asarray(res.order)
     assert sorted(tour) == list(range(inst.n)) and res.iterations < 10000
     assert host_choice(inst, nb, tour, np.zeros(inst.n), 0, res.length, res.length, None, True) is None
@@ -362,8 +362,8 @@ def test_2opt_neighbourhood_refuses_asymmetric_instances(rt):  # noqa: F811
 
 @pytest.mark.parametrize("bad, match", [
     ({"neighborhood": "4opt"}, "neighborhood must be"), ({"tenure": "-1"}, "tenure"),
-    ({"trials": "0"}, "trials"), ({"tuning": "grid"}, "tuning must be"), ({"start": "greedy"}, "start must be"),
-    ({"m": "-3"}, "m must be"), ({"iterations": "-1"}, "iterations")])
+    ({"trials": "0"}, "trials"), ({"tuning": "grid"}, "tuning must be"), ({"init": "greedy"}, "init must be"),
+    ({"candidates": "-3"}, "candidates must be"), ({"iterations": "-1"}, "iterations")])
 def test_bad_parameters_are_usage_errors(bad, match):
     with pytest.raises(UsageError, match=match):
         REGISTRY["tabu"].params_from(bad)

@@ -31,7 +31,7 @@ def improve(rt, inst, tours: np.ndarray, p: PopulationTwoOptParams):
     search = PopulationTwoOpt(ctx, len(tours), p)
     buf, lengths = rt.to_device(tours.astype(np.int32)), rt.empty(8 * len(tours))
     ctx.timed(search.enqueue(buf, lengths))
-    cand = ctx.candidates(CandidateParams("knn", min(p.neighbors, inst.n - 1))).host(rt)[0]
+    cand = ctx.candidates(CandidateParams("knn", min(p.candidates, inst.n - 1))).host(rt)[0]
     return (rt.read(buf, np.int32, tours.size).reshape(tours.shape),
             rt.read(lengths, np.int64, len(tours)), cand)
 
@@ -51,12 +51,12 @@ def assert_2opt_optimal(rt, inst, params, seed):  # noqa: F811
         assert improving_2opt(inst, t, cand, bentley=True) == [], inst.name
 
 
-@pytest.mark.parametrize("params", [PopulationTwoOptParams(neighbors=10, threads=32, split=1),
-                                    PopulationTwoOptParams(neighbors=10, threads=128, split=8),
-                                    PopulationTwoOptParams(neighbors=7, threads=64, split=32, memory="global"),
-                                    PopulationTwoOptParams(neighbors=32, threads=32, split=4, memory="global"),
-                                    PopulationTwoOptParams(neighbors=10, threads=128, split=4, moves="best"),
-                                    PopulationTwoOptParams(neighbors=7, threads=64, split=8, memory="global",
+@pytest.mark.parametrize("params", [PopulationTwoOptParams(candidates=10, threads=32, split=1),
+                                    PopulationTwoOptParams(candidates=10, threads=128, split=8),
+                                    PopulationTwoOptParams(candidates=7, threads=64, split=32, memory="global"),
+                                    PopulationTwoOptParams(candidates=32, threads=32, split=4, memory="global"),
+                                    PopulationTwoOptParams(candidates=10, threads=128, split=4, moves="best"),
+                                    PopulationTwoOptParams(candidates=7, threads=64, split=8, memory="global",
                                                     moves="best")],
                          ids=["split1", "split8", "split32-global", "split4-global", "split4-best",
                               "split8-global-best"])
@@ -66,7 +66,7 @@ def test_random_tours_become_2opt_optimal_within_the_lists(rt, params):  # noqa:
 
 def test_every_metric(rt):  # noqa: F811
     for k, inst in enumerate(instances()):
-        assert_2opt_optimal(rt, inst, PopulationTwoOptParams(neighbors=10, threads=64, split=8), seed=k)
+        assert_2opt_optimal(rt, inst, PopulationTwoOptParams(candidates=10, threads=64, split=8), seed=k)
 
 
 @pytest.mark.parametrize("split", [2, 16])
@@ -82,7 +82,7 @@ def test_local_and_global_tours_are_the_same(rt, split):  # noqa: F811
 def test_tiny_tours(rt, n):  # noqa: F811
     inst = generate("uniform", n, seed=n)
     start = random_tours(n, n)
-    tours, lengths, cand = improve(rt, inst, start, PopulationTwoOptParams(neighbors=2, threads=32, split=8))
+    tours, lengths, cand = improve(rt, inst, start, PopulationTwoOptParams(candidates=2, threads=32, split=8))
     for t, length in zip(tours, lengths):
         assert sorted(t) == list(range(n)) and length == inst.tour_length(t)
         if n >= 5:
@@ -165,15 +165,15 @@ def host_two_opt(inst, start, cand, cand_dist, per_chunk: int, best_move: bool) 
             queue, queued, moved = all_cities()
 
 
-@pytest.mark.parametrize("params", [PopulationTwoOptParams(neighbors=8, threads=32, split=1),
-                                    PopulationTwoOptParams(neighbors=8, threads=64, split=2),
-                                    PopulationTwoOptParams(neighbors=10, threads=64, split=4),
-                                    PopulationTwoOptParams(neighbors=6, threads=32, split=8, memory="global"),
-                                    PopulationTwoOptParams(neighbors=8, threads=32, split=1, moves="best"),
-                                    PopulationTwoOptParams(neighbors=7, threads=32, split=2, memory="global",
+@pytest.mark.parametrize("params", [PopulationTwoOptParams(candidates=8, threads=32, split=1),
+                                    PopulationTwoOptParams(candidates=8, threads=64, split=2),
+                                    PopulationTwoOptParams(candidates=10, threads=64, split=4),
+                                    PopulationTwoOptParams(candidates=6, threads=32, split=8, memory="global"),
+                                    PopulationTwoOptParams(candidates=8, threads=32, split=1, moves="best"),
+                                    PopulationTwoOptParams(candidates=7, threads=32, split=2, memory="global",
                                                     moves="best"),
-                                    PopulationTwoOptParams(neighbors=10, threads=64, split=4, moves="best"),
-                                    PopulationTwoOptParams(neighbors=6, threads=64, split=8, memory="global",
+                                    PopulationTwoOptParams(candidates=10, threads=64, split=4, moves="best"),
+                                    PopulationTwoOptParams(candidates=6, threads=64, split=8, memory="global",
                                                     moves="best")],
                          ids=["32x1", "64x2", "64x4", "32x8-global", "32x1-best", "32x2-global-best",
                               "64x4-best", "64x8-global-best"])
@@ -183,7 +183,7 @@ def test_tours_are_the_host_versions(rt, params):  # noqa: F811
         ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=0)
         search = PopulationTwoOpt(ctx, len(start), params)
         tours, _, _ = improve(rt, inst, start, params)
-        cand, cand_dist = ctx.candidates(CandidateParams("knn", params.neighbors)).host(rt)
+        cand, cand_dist = ctx.candidates(CandidateParams("knn", params.candidates)).host(rt)
         for t, s in zip(tours, start):
             assert list(t) == host_two_opt(inst, s, cand, cand_dist, search.group // search.split,
                                            params.moves == "best")

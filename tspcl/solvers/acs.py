@@ -30,6 +30,7 @@ and Gambardella), also the selective memory's tau_min.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 
@@ -38,6 +39,7 @@ from ..errors import UsageError
 from ..instance import Instance
 from ..launches import enqueue_repeated
 from ..neighbors import CandidateParams, candidate_bytes
+from ..params import param
 from . import population_two_opt
 from .population_two_opt import PopulationTwoOpt, PopulationTwoOptParams
 from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
@@ -68,33 +70,33 @@ def scratch_bytes(spm: bool, cl: int, spm_size: int) -> int:
 
 @dataclass(frozen=True)
 class AcsParams:
-    """variant: gpu (per-step launches, atomic local updates), alt (one launch, racy
-    local updates) or spm (alt over the selective pheromone memory); ants: 0 for n (the
-    paper recommends 256); q0: the probability of the greedy choice (None: (n - 20) / n,
-    the paper's); beta: exponent of eta = 1/d; rho: local evaporation (eq. 3); alpha:
-    global evaporation (eq. 4); k: the local update follows every k-th edge of an ant
-    (section 4.2); cl: candidate set size; spm_size: edges kept per city by spm (at most
-    32, a work-item each); ls: 'none' or '2opt' on every ant's tour over `ls_neighbors`
-    nearest cities (the MMAS ants' 2-opt); reads: how the ants read the trails, fresh
-    (from L2, where every ant's update lands, as on the paper's Kepler GPU; the default)
-    or cached (a line may stay in an SM's L1 while other SMs' ants update it: on the H100
-    Table 9's errors were up to 1.8x larger, docs/notebook/acs.md; acs.cl FRESH_READS); batch:
-    iterations between status reads."""
+    """Skinderowicz's GPU Ant Colony System: one work-group per ant, candidate sets,
+    local and global pheromone updates, optionally the selective pheromone memory."""
 
-    variant: str = "spm"
-    iterations: int = 1000
-    ants: int = 0
-    q0: float | None = None
-    beta: float = 3.0
-    rho: float = 0.01
-    alpha: float = 0.2
-    k: int = 1
-    cl: int = 32
-    spm_size: int = 8
-    ls: str = "none"
-    ls_neighbors: int = 32
-    reads: str = "fresh"
-    batch: int = 10
+    RENAMED: ClassVar[dict] = {"cl": "candidates", "rho": "local_evaporation",
+                               "alpha": "global_evaporation", "k": "local_update_every",
+                               "ls_neighbors": "ls_candidates"}
+
+    variant: str = param("spm", "gpu (a launch per step, atomic local updates), alt (one launch, "
+                         "racy local updates) or spm (alt over the selective pheromone memory)")
+    iterations: int = param(1000, "colony iterations")
+    ants: int = param(0, "ants per iteration (0: one per city; the paper recommends 256)")
+    q0: float | None = param(None, "probability of the greedy choice (default (n - 20) / n, the "
+                             "paper's)")
+    beta: float = param(3.0, "exponent of 1/distance")
+    local_evaporation: float = param(0.01, "evaporation of the local update, in (0, 1) (the "
+                                     "paper's rho, eq. 3)")
+    global_evaporation: float = param(0.2, "evaporation of the global update, in (0, 1) (the "
+                                      "paper's alpha, eq. 4)")
+    local_update_every: int = param(1, "a local update after every k-th edge of an ant (the "
+                                    "paper's k, section 4.2)")
+    candidates: int = param(32, f"candidate set size (at most {GROUP}, a work-item each)")
+    spm_size: int = param(8, f"spm: edges kept per city (at most {GROUP})")
+    ls: str = param("none", "none, or 2opt on every ant's tour (the MMAS ants' 2-opt)")
+    ls_candidates: int = param(32, "2opt: nearest cities per city it tries")
+    reads: str = param("fresh", "trail reads: fresh (from L2, where every update lands) or "
+                       "cached (through L1: ants may miss each other's updates)")
+    batch: int = param(10, "iterations between two reads of the status")
 
     def __post_init__(self):
         if self.variant not in VARIANTS:
@@ -105,17 +107,18 @@ class AcsParams:
             raise UsageError(f"q0 must be in [0, 1] (got {self.q0})")
         if self.beta < 0:
             raise UsageError(f"beta must not be negative (got {self.beta})")
-        for name in ("rho", "alpha"):
+        for name in ("local_evaporation", "global_evaporation"):
             if not 0.0 < getattr(self, name) < 1.0:
                 raise UsageError(f"{name} must be in (0, 1) (got {getattr(self, name)})")
-        check_count("k", self.k, 1, note=", the local update period")
-        if not 1 <= self.cl <= GROUP:
-            raise UsageError(f"cl must be 1 to {GROUP} (a candidate per work-item; got {self.cl})")
+        check_count("local_update_every", self.local_update_every, 1, note=", the local update period")
+        if not 1 <= self.candidates <= GROUP:
+            raise UsageError(f"candidates must be 1 to {GROUP} (a candidate per work-item; "
+                             f"got {self.candidates})")
         if not 1 <= self.spm_size <= GROUP:
             raise UsageError(f"spm_size must be 1 to {GROUP} (a stored edge per work-item; got {self.spm_size})")
         if self.ls not in ("none", "2opt"):
             raise UsageError(f"ls must be none or 2opt for acs (got {self.ls!r})")
-        check_count("ls_neighbors", self.ls_neighbors, 1, MAX_CANDIDATES)
+        check_count("ls_candidates", self.ls_candidates, 1, MAX_CANDIDATES)
         if self.reads not in READS:
             raise UsageError(f"reads must be fresh or cached for acs (got {self.reads!r})")
         check_count("batch", self.batch, 1, MAX_BATCH)
@@ -124,7 +127,7 @@ class AcsParams:
         """As a run on n cities uses them (the colony takes them from here): its ants, q0
         and candidate list length."""
         q0 = self.q0 if self.q0 is not None else max(0.0, (n - 20) / n)
-        return replace(self, ants=self.ants or n, q0=q0, cl=min(self.cl, max(n - 1, 1)))
+        return replace(self, ants=self.ants or n, q0=q0, candidates=min(self.candidates, max(n - 1, 1)))
 
 
 def host_defines(store: str) -> dict:
@@ -148,7 +151,7 @@ class AcsColony:
         self.ctx, self.rt, self.n, self.p = ctx, rt, n, p
         used = p.effective(n)
         self.ants = used.ants
-        self.cl = cl = used.cl
+        self.cl = cl = used.candidates
         self.scratch_bytes = scratch_bytes(p.variant == "spm", cl, p.spm_size)
         need = 4 * (-(-n // 32)) + self.scratch_bytes + 64   # the tabu bitmask, the scratch
         if need > rt.limits.local_mem:
@@ -181,7 +184,7 @@ class AcsColony:
         self.store = store
         self.ls = None
         if p.ls == "2opt":
-            self.ls = PopulationTwoOpt(ctx, self.ants, PopulationTwoOptParams(neighbors=p.ls_neighbors))
+            self.ls = PopulationTwoOpt(ctx, self.ants, PopulationTwoOptParams(candidates=p.ls_candidates))
 
     def start(self, nn_length: int, tau0: float | None = None) -> list:
         """Every trail at tau0 = 1 / (n L_nn) (or `tau0`), an empty selective memory,
@@ -214,7 +217,7 @@ class AcsColony:
         rt, n, best = self.rt, self.n, self.best
         return [best.enqueue(self.lengths, self.tours, it),
                 self.k["acs_global"](rt.queue, (round_up(n, 64),), (64,), *self.ctx.dinst.dist_args,
-                                     best.best_tour, best.status, *self._pher(), np.float32(self.p.alpha),
+                                     best.best_tour, best.status, *self._pher(), np.float32(self.p.global_evaporation),
                                      np.uint32(self.copies), np.float32(self.p.beta))]
 
     def construct(self, it: int, seed: int, step_events: bool = False) -> list:
@@ -225,7 +228,7 @@ class AcsColony:
         key = (np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint32(it))
         acs = (*self.ctx.dinst.dist_args, self.cand, self.cand_heur, *self._pher(),
                np.float32(self.q0), np.float32(p.beta))
-        local_rule = (np.float32(p.rho), np.float32(self.tau0), np.uint32(p.k))
+        local_rule = (np.float32(p.local_evaporation), np.float32(self.tau0), np.uint32(p.local_update_every))
         tabu, scratch = lm(4 * (-(-n // 32))), lm(self.scratch_bytes)
         if p.variant == "gpu":
             events = [self.k["acs_first"](rt.queue, (round_up(ants, 64),), (64,), np.int32(n), np.int32(ants),
@@ -272,9 +275,9 @@ def _memory(inst: Instance, p: AcsParams) -> int:
         visited = 4 * ants * (-(-n // 32)) + 16 * ants
     ls = 0
     if p.ls == "2opt":
-        ls = population_two_opt.memory_bytes(n, ants) + candidate_bytes(n, p.ls_neighbors)
-    return (base + pheromone + visited + ls + 4 * ants * n + 8 * ants + 4 * n * p.cl
-            + candidate_bytes(n, max(p.cl, 10)) + 8 * n + 2**20)
+        ls = population_two_opt.memory_bytes(n, ants) + candidate_bytes(n, p.ls_candidates)
+    return (base + pheromone + visited + ls + 4 * ants * n + 8 * ants + 4 * n * p.candidates
+            + candidate_bytes(n, max(p.candidates, 10)) + 8 * n + 2**20)
 
 
 def _cities_fit(inst: Instance) -> str | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -15,6 +14,7 @@ from ..device_instance import DeviceInstance
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, Candidates, build_candidates
+from ..params import convert, field_name
 from ..stop import AnyOf
 
 PUBLISH_S = 1.0   # a solver reads a better device tour back at most this often (publish_due)
@@ -175,44 +175,23 @@ class SolverSpec:
     def has_param(self, name: str) -> bool:
         return any(f.name == name for f in dataclasses.fields(self.params_type))
 
-    def params_from(self, values: dict[str, str]):
-        """Parameters from KEY=VALUE strings, typed by the dataclass's defaults."""
-        fields = {f.name: f for f in dataclasses.fields(self.params_type)}
+    def typed(self, values: dict[str, str]) -> dict:
+        """Field -> typed value of KEY=VALUE strings (renamed keys read as their new
+        names); UsageError naming the key whose name or value is wrong."""
         typed = {}
         for key, raw in values.items():
-            name = key.replace("-", "_")
-            if name not in fields:
-                known = ", ".join(fields) or "none"
-                raise UsageError(f"{self.name} has no parameter {key!r} (parameters: {known})")
-            typed[name] = _convert(self.params_type, fields[name], raw, key)
-        return self.params_type(**typed)
+            name = field_name(self.params_type, key, self.name)
+            typed[name] = convert(self.params_type, name, raw, key)
+        return typed
+
+    def params_from(self, values: dict[str, str]):
+        """Parameters from KEY=VALUE strings, typed by the dataclass's defaults."""
+        return self.params_type(**self.typed(values))
 
     def with_budget(self, params, iterations: int):
         """`params` with `iterations` as the run's budget (``budget_param``, checked as
         a value given with -p would be); unchanged for a solver without one."""
         if self.budget_param is None:
             return params
-        f = next(f for f in dataclasses.fields(self.params_type) if f.name == self.budget_param)
-        value = _convert(self.params_type, f, str(iterations), "iterations")
-        return dataclasses.replace(params, **{f.name: value})
-
-
-def _convert(params_type, f, raw: str, key: str):
-    """A parameter's value from its text, typed by the field's default; a number that
-    is not finite (nan, inf) is refused here, for every float parameter."""
-    default = getattr(params_type(), f.name)
-    try:
-        if isinstance(default, bool):
-            if raw.lower() not in ("1", "0", "true", "false", "yes", "no"):
-                raise ValueError
-            return raw.lower() in ("1", "true", "yes")
-        if isinstance(default, int) or (default is None and "int" in str(f.type)):
-            return int(raw)
-        if isinstance(default, float) or (default is None and "float" in str(f.type)):
-            value = float(raw)
-            if not math.isfinite(value):
-                raise UsageError(f"parameter {key}: {raw!r} is not a finite number")
-            return value
-        return raw
-    except ValueError:
-        raise UsageError(f"parameter {key}: {raw!r} is not a valid {type(default).__name__}") from None
+        value = convert(self.params_type, self.budget_param, str(iterations), "iterations")
+        return dataclasses.replace(params, **{self.budget_param: value})

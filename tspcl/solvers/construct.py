@@ -1,6 +1,6 @@
 """Construction heuristics on the device (kernels_cl/construct.cl).
 
-nn      nearest neighbour from a start city, over k-nearest candidate lists
+nn      nearest neighbour from a start city, over nearest-city candidate lists
 greedy  greedy edge over candidate edges, fragments joined by nearest free end
 sfc     Hilbert space-filling-curve order (needs coordinates or display data)
 random  a uniformly random permutation (Philox keys, sorted on the device)
@@ -9,39 +9,45 @@ random  a uniformly random permutation (Philox keys, sorted on the device)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
+from ..params import param
 from ..sort import padded_length, sort_keys
 from .base import MAX_CANDIDATES, SolveContext, SolverSpec, check_count
 
 GROUP_SIZE = 256  # the single work-group of nn_tour / greedy_tour (capped by the device)
-CANDIDATES_HINT = "fewer candidates (e.g. -p k=5)"
+CANDIDATES_HINT = "fewer candidates (e.g. -p candidates=5)"
 
 
 @dataclass(frozen=True)
 class NearestNeighborParams:
-    """start: 1-based start city, 0 = drawn from the seed; k: candidate list length."""
+    """The nearest-neighbour tour's start and candidate lists."""
 
-    start: int = 0
-    k: int = 10
+    RENAMED: ClassVar[dict] = {"start": "start_city", "k": "candidates"}
+
+    start_city: int = param(0, "1-based city the tour starts from; 0: drawn from the seed")
+    candidates: int = param(10, "nearest cities per city the tour looks at before all others")
 
     def __post_init__(self):
-        check_count("start", self.start, note=", a city number, or 0 for a seeded draw")
-        check_count("k", self.k, 1, MAX_CANDIDATES)
+        check_count("start_city", self.start_city, note=", a city number, or 0 for a seeded draw")
+        check_count("candidates", self.candidates, 1, MAX_CANDIDATES)
 
 
 @dataclass(frozen=True)
 class GreedyParams:
-    """k: candidate list length whose edges greedy considers before joining fragments."""
+    """The candidate edges greedy matching considers before joining fragments."""
 
-    k: int = 10
+    RENAMED: ClassVar[dict] = {"k": "candidates"}
+
+    candidates: int = param(10, "nearest cities per city whose edges greedy sorts and joins")
 
     def __post_init__(self):
-        check_count("k", self.k, 1, MAX_CANDIDATES)
+        check_count("candidates", self.candidates, 1, MAX_CANDIDATES)
 
 
 @dataclass(frozen=True)
@@ -64,12 +70,12 @@ def _single_group(ctx: SolveContext, kernel) -> int:
 
 def run_nn(ctx: SolveContext, p: NearestNeighborParams) -> None:
     rt, dinst, n = ctx.rt, ctx.dinst, ctx.inst.n
-    cand = ctx.candidates(CandidateParams("knn", p.k))
+    cand = ctx.candidates(CandidateParams("knn", p.candidates))
     k = dinst.kernel("construct", "nn_tour")
     wg = _single_group(ctx, k)
     tour = rt.empty(4 * n)
     ev = k(rt.queue, (wg,), (wg,), *dinst.dist_args, cand.cities, np.int32(cand.m),
-           np.int32(start_city(ctx.seed, n, p.start)), tour, rt.empty(4 * n), rt.empty(4 * n),
+           np.int32(start_city(ctx.seed, n, p.start_city)), tour, rt.empty(4 * n), rt.empty(4 * n),
            rt.empty(n), rt.cl.LocalMemory(4 * wg), rt.cl.LocalMemory(4 * wg))
     ctx.timed(ev)
     ctx.improve(ctx.read_tour(tour), 0)
@@ -77,7 +83,7 @@ def run_nn(ctx: SolveContext, p: NearestNeighborParams) -> None:
 
 def run_greedy(ctx: SolveContext, p: GreedyParams) -> None:
     rt, dinst, n = ctx.rt, ctx.dinst, ctx.inst.n
-    cand = ctx.candidates(CandidateParams("knn", p.k))
+    cand = ctx.candidates(CandidateParams("knn", p.candidates))
     m = cand.m
     length = padded_length(n * m + 1)  # at least one ~0 key ends the edge list
     keys = rt.empty(8 * length)
@@ -144,12 +150,12 @@ def _symmetric_only(inst: Instance) -> str | None:
 SOLVERS = [
     SolverSpec("nn", "nearest neighbour from a seeded or given start city",
                NearestNeighborParams, run_nn,
-               lambda inst, p: _instance_bytes(inst) + candidate_bytes(inst.n, p.k) + 13 * inst.n,
+               lambda inst, p: _instance_bytes(inst) + candidate_bytes(inst.n, p.candidates) + 13 * inst.n,
                memory_hint=CANDIDATES_HINT),
     SolverSpec("greedy", "greedy edge matching over candidate edges, fragments joined by NN",
                GreedyParams, run_greedy,
-               lambda inst, p: (_instance_bytes(inst) + candidate_bytes(inst.n, p.k)
-                                + 8 * padded_length(inst.n * p.k + 1) + 32 * inst.n),
+               lambda inst, p: (_instance_bytes(inst) + candidate_bytes(inst.n, p.candidates)
+                                + 8 * padded_length(inst.n * p.candidates + 1) + 32 * inst.n),
                unsupported=_symmetric_only, memory_hint=CANDIDATES_HINT),
     SolverSpec("sfc", "Hilbert space-filling curve order", NoParams, run_sfc,
                lambda inst, p: _instance_bytes(inst) + 8 * padded_length(inst.n) + 20 * inst.n,

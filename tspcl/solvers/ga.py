@@ -21,6 +21,7 @@ choices made and what they measured are in docs/design/ga.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from ..device import round_up
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import candidate_bytes
+from ..params import param
 from . import population_two_opt
 from .population_two_opt import PopulationTwoOpt, PopulationTwoOptParams
 from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
@@ -67,40 +69,31 @@ def working_memory_bytes(tasks: int, n: int, m: int) -> list[int]:
 
 @dataclass(frozen=True)
 class GaParams:
-    """The GA's parameters; the module docstring gives the measurements behind each default.
+    """Kang et al.'s GPU genetic algorithm: constructive crossovers, fixed-rival
+    competition, a random 2-opt mutation, migrating groups (docs/design/ga.md: where the
+    paper is silent)."""
 
-    crossover: scx, bcscx, arx or hybrid (half the offspring by BCSCX, half by ARX).
-    population: genes (2048, as in the paper's Tables 2 and 5).
-    groups: islands of population / groups genes, a multiple of 4 each (8: the paper's
-        Table 4 and Fig. 8 use 2048 genes in 8 groups; Table 2 is one pool, groups=1).
-    generations: generations to run (1000).
-    mutation_rate: the fraction of the mutated genes given one random 2-opt move each
-        generation (the paper: "a small fraction"; 0.02 here).
-    mutate: which genes may mutate: offspring (the new half of each group; the default,
-        so the elites, each group's best among them, survive unchanged) or all.
-    migration_interval: generations between migrations (the paper does not say; 10;
-        0: never).
-    competition: pairs (genes 2j and 2j + 1 of a group meet, the shorter kept at j; the
-        default) or halves (the paper's section 3.2 text: j meets j + size / 2).
-    random_start: which crossovers start building from a random city rather than city 0
-        (the paper): all (BCSCX and ARX, the default), bcscx, or none (SCX always starts
-        at city 0, its template needs it).
-    init: random genes, or 2opt: random genes taken to 2-opt local optima (the MMAS ants'
-        2-opt over ls_neighbors nearest cities; the paper's Table 3 start).
-    batch: generations between status reads."""
+    RENAMED: ClassVar[dict] = {"ls_neighbors": "ls_candidates"}
 
-    crossover: str = "hybrid"
-    population: int = 2048
-    groups: int = 8
-    generations: int = 1000
-    mutation_rate: float = 0.02
-    mutate: str = "offspring"
-    migration_interval: int = 10
-    competition: str = "pairs"
-    random_start: str = "all"
-    init: str = "random"
-    ls_neighbors: int = 32
-    batch: int = 10
+    crossover: str = param("hybrid", "scx, bcscx, arx or hybrid (half the offspring by BCSCX, "
+                           "half by ARX)")
+    population: int = param(2048, "genes in the pool (the paper's Tables 2 and 5)")
+    groups: int = param(8, "islands of population / groups genes, a multiple of 4 each (the "
+                        "paper's Table 4; 1: one pool)")
+    generations: int = param(1000, "generations to run")
+    mutation_rate: float = param(0.02, "fraction of the mutable genes given one random 2-opt "
+                                 "move each generation")
+    mutate: str = param("offspring", "genes that may mutate: offspring (the elites survive "
+                        "unchanged) or all")
+    migration_interval: int = param(10, "generations between migrations (0: never)")
+    competition: str = param("pairs", "rivals: pairs (genes 2j and 2j + 1) or halves (j and j + "
+                             "size / 2, the paper's text)")
+    random_start: str = param("all", "crossovers that start from a random city rather than "
+                              "city 0: all, bcscx or none")
+    init: str = param("random", "start genes: random, or 2opt (random genes at 2-opt local "
+                      "optima, the paper's Table 3)")
+    ls_candidates: int = param(32, "init=2opt: nearest cities per city the 2-opt tries")
+    batch: int = param(10, "generations between two reads of the status")
 
     def __post_init__(self):
         if self.crossover not in CROSSOVERS:
@@ -124,7 +117,7 @@ class GaParams:
             raise UsageError(f"random_start must be bcscx, none or all (got {self.random_start!r})")
         if self.init not in INITS:
             raise UsageError(f"init must be random or 2opt (got {self.init!r})")
-        check_count("ls_neighbors", self.ls_neighbors, 1, MAX_CANDIDATES)
+        check_count("ls_candidates", self.ls_candidates, 1, MAX_CANDIDATES)
         check_count("batch", self.batch, 1, MAX_BATCH)
 
     @property
@@ -197,7 +190,7 @@ class GenePool:
         self.best = BestOfBatch(ctx, self.m)
         self.gene_group = rt.work_group_size(self.k["ga_lengths"], GENE_GROUP)
         self.crossover_group = rt.work_group_size(self.k["ga_crossover"], CROSSOVER_GROUP)
-        self.ls = (PopulationTwoOpt(ctx, self.m, PopulationTwoOptParams(neighbors=p.ls_neighbors))
+        self.ls = (PopulationTwoOpt(ctx, self.m, PopulationTwoOptParams(candidates=p.ls_candidates))
                    if p.init == "2opt" else None)
 
     def _key(self, seed: int) -> tuple:
@@ -287,7 +280,7 @@ def _memory(inst: Instance, p: GaParams) -> int:
     tasks = task_count(p)
     ls = 0
     if p.init == "2opt":
-        ls = population_two_opt.memory_bytes(n, m) + candidate_bytes(n, p.ls_neighbors)
+        ls = population_two_opt.memory_bytes(n, m) + candidate_bytes(n, p.ls_candidates)
     return (base + 4 * m * n + 8 * m + sum(working_memory_bytes(tasks, n, m)) + 32 * tasks
             + 4 * g * n + 20 * g + 8 * n + ls + 2**20)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 from enum import IntEnum
 
 import numpy as np
@@ -21,6 +22,7 @@ import numpy as np
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
+from ..params import param
 from .base import MAX_BATCH, MAX_COUNT, SolveContext, SolverSpec, check_count
 from .construct import NearestNeighborParams, run_nn
 from .device_loop import LONG_MAX, LoopStatus, run_device_loop, word_defines
@@ -35,7 +37,7 @@ SINGLE_CITIES_PER_UNIT = 6  # queued cities per compute unit evaluated at once i
 CLAIM_BLOCK = 64        # tour positions per claim block (ls_apply.h, -D CLAIM_BLOCK)
 KICK_REVERSALS = 4      # a double bridge is four reversals (ls_move.h, -D KICK_REVERSALS)
 MAX_M = 64              # candidates per city the local search takes at most
-MEMORY_HINT = "fewer candidates (e.g. -p m=8)"
+MEMORY_HINT = "fewer candidates (e.g. -p candidates=8)"
 
 
 class StateWord(IntEnum):
@@ -72,41 +74,43 @@ S_CUR_LEN, S_DONE = StateWord.CUR_LEN, StateWord.DONE   # the names pils.py read
 
 @dataclass(frozen=True)
 class LocalSearchParams:
-    """ls: operators (lk: 3opt's moves and Lin-Kernighan chains of up to `depth`
-    2-opt steps, `breadth` alternatives tried for a chain's second step, the first
-    `chain_m` candidates, at most m, scanned for its later steps); neighbors/m: candidate
-    lists (paper: quadrant, m = 40); moves: per pass, 'many' non-conflicting improving
-    moves or only the 'best' one (the paper's best improvement); batch: steps enqueued
-    between two reads of the status; max_moves: stop after the batch in which the
-    search has applied this many improving moves (0: at the local optimum; the moves of
-    the batch's last steps may take it past: batches are `batch` steps whatever the
-    timing, so the run is the same every time)."""
+    """A local search over candidate lists (Fosin et al.: quadrant lists, 40 candidates),
+    run in batches of steps on the device."""
 
-    ls: str = "2opt"
-    neighbors: str = "quadrant"
-    m: int = 40
-    moves: str = "many"
-    depth: int = 10
-    breadth: int = 1
-    chain_m: int = 10
-    batch: int = 64
-    max_moves: int = 0
+    RENAMED: ClassVar[dict] = {"m": "candidates", "neighbors": "candidate_kind",
+                               "chain_m": "chain_candidates"}
+
+    ls: str = param("2opt", "operators: 2opt, oropt, 2opt+oropt, 3opt, or lk (3opt's moves "
+                    "and Lin-Kernighan chains)")
+    candidate_kind: str = param("quadrant", "candidate lists: quadrant (the paper's) or knn")
+    candidates: int = param(40, f"candidates per city (the paper: 40; at most {MAX_M}, 50 for "
+                            "3opt and lk)")
+    moves: str = param("many", "per pass: many non-conflicting improving moves, or the best "
+                       "one only (the paper's best improvement)")
+    depth: int = param(10, "lk: 2-opt steps of a chain at most (2 to 31)")
+    breadth: int = param(1, "lk: alternatives tried for a chain's second step (1 to 8)")
+    chain_candidates: int = param(10, "lk: candidates scanned for a chain's later steps (at most "
+                                  "candidates)")
+    batch: int = param(64, "steps enqueued between two reads of the status")
+    max_moves: int = param(0, "stop after the batch in which this many improving moves were "
+                           "applied (0: at the local optimum)")
 
     def __post_init__(self):
         if self.ls not in OPERATORS:
             raise UsageError(f"ls must be one of {', '.join(OPERATORS)} (got {self.ls!r})")
-        CandidateParams(self.neighbors, self.m)  # validates kind and count
+        check_count("candidates", self.candidates, 1, MAX_M)
+        CandidateParams(self.candidate_kind, self.candidates)  # validates the kind (quadrant: 4 | count)
         if self.moves not in ("many", "best"):
             raise UsageError(f"moves must be many or best (got {self.moves!r})")
-        if self.m > MAX_M:
-            raise UsageError(f"local search takes at most {MAX_M} candidates per city (got m={self.m})")
-        if self.ls in ("3opt", "lk") and self.m > 50:
-            raise UsageError(f"{self.ls} takes at most 50 candidates per city (got m={self.m})")
+        if self.ls in ("3opt", "lk") and self.candidates > 50:
+            raise UsageError(f"{self.ls} takes at most 50 candidates per city "
+                             f"(got candidates={self.candidates})")
         if not 2 <= self.depth <= 31:
             raise UsageError(f"depth must be 2 to 31 (got {self.depth})")
         if not 1 <= self.breadth <= 8:
             raise UsageError(f"breadth must be 1 to 8 (got {self.breadth})")
-        check_count("chain_m", self.chain_m, 1, MAX_M, note=" (at most m are scanned)")
+        check_count("chain_candidates", self.chain_candidates, 1, MAX_M,
+                    note=" (at most candidates are scanned)")
         check_count("batch", self.batch, 1, MAX_BATCH)
         check_count("max_moves", self.max_moves, note=", 0 for none")
 
@@ -128,17 +132,16 @@ class LinKernighanParams(LocalSearchParams):
 
 @dataclass(frozen=True)
 class IteratedLocalSearchParams(LocalSearchParams):
-    """kicks: double bridges, as a number or a multiple of n ('0.1n', '1n', '10n');
-    accept: 'always' (paper: s := s'') or 'better' (slack: or at most this many percent
-    longer than the best, else back to the best); kick: 'random' cut points (paper)
-    or 'local' (cut points within `window` positions)."""
+    """Fosin et al.'s Algorithm 1: double-bridge kicks, each followed by the local search."""
 
     ls: str = "3opt"
-    kicks: str = "1n"
-    accept: str = "always"
-    slack: float = 0.0
-    kick: str = "random"
-    window: int = 50
+    kicks: str = param("1n", "double bridges in all: a count or a multiple of n (0.1n, 1n, 10n)")
+    accept: str = param("always", "go on from every new local optimum (always, the paper's) or "
+                        "only from one no longer than the best allows (better)")
+    slack: float = param(0.0, "better: keep local optima up to this many percent above the best")
+    kick: str = param("random", "double-bridge cut points: random (the paper's) or local "
+                      "(within window positions)")
+    window: int = param(50, "local: positions the cut points lie within")
 
     def __post_init__(self):
         super().__post_init__()
@@ -183,7 +186,7 @@ def run_local_search(ctx: SolveContext, p: LocalSearchParams) -> None:
     run_nn(ctx, NearestNeighborParams())
     if n < 8:
         return  # too small for the moves' assumptions; NN is already the result
-    cand = ctx.candidates(CandidateParams(p.neighbors if inst.has_coords else "knn", p.m))
+    cand = ctx.candidates(CandidateParams(p.candidate_kind if inst.has_coords else "knn", p.candidates))
     search = DeviceSearch(ctx, cand, p)
     search.load(ctx.best_order, ctx.best_length)
     if isinstance(p, IteratedLocalSearchParams):
@@ -207,7 +210,7 @@ class DeviceSearch:
         use_2opt, use_oropt, use_3opt, use_lk = OPERATORS[p.ls]
         probe = dinst.kernel("localsearch", "ls_control", M=m, **PROGRAM_DEFINES)
         self.apply_wg = rt.work_group_size(probe, APPLY_GROUP)
-        chains = {"LK_DEPTH": p.depth, "LK_BREADTH": p.breadth, "LK_STEP_M": min(p.chain_m, m)}
+        chains = {"LK_DEPTH": p.depth, "LK_BREADTH": p.breadth, "LK_STEP_M": min(p.chain_candidates, m)}
         defines = {"M": m, "USE_2OPT": use_2opt, "USE_OROPT": use_oropt, "USE_3OPT": use_3opt,
                    "USE_LK": use_lk, **(chains if use_lk else {}), "APPLY_GROUP": self.apply_wg,
                    **PROGRAM_DEFINES}
@@ -373,7 +376,7 @@ def _memory(inst: Instance, p: LocalSearchParams) -> int:
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
     # tour, pos, best, 2 queues, active, claim range: 8 ints; their restart copies (2
     # queues, active): 3 ints; entry gain, code: 2 longs; entry move: 2 ints per reversal
-    return (base + candidate_bytes(n, p.m) + (60 + 8 * move_reversals(p)) * n
+    return (base + candidate_bytes(n, p.candidates) + (60 + 8 * move_reversals(p)) * n
             + 8 * (n // CLAIM_BLOCK + 1) + 2**20)
 
 

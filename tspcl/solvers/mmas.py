@@ -3,7 +3,7 @@
 
 Six variants: next-node selection by parallel roulette wheel (rwm) or weighted reservoir
 sampling (wrs), ants' tabu as list compression (lc), compact tabu (ct) or bitmask (bt),
-with or without candidate lists (cl, 32 by default).  An iteration is four launches
+with or without candidate lists (candidates, 32 by default).  An iteration is four launches
 (kernels_cl/aco.cl aco_construct, kernels_cl/mmas.cl mmas_best (the best of
 kernels_cl/best.h and the trail limits), mmas_trails, mmas_deposit), with the ants'
 2-opt (kernels_cl/ant2opt.cl, section 5.7) after the construction when ls=2opt;
@@ -18,6 +18,7 @@ the roulette's partial sums) may round differently, so tours may differ there.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 
@@ -25,6 +26,7 @@ from ..device import round_up
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
+from ..params import param
 from . import population_two_opt
 from .population_two_opt import PopulationTwoOpt, PopulationTwoOptParams
 from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
@@ -45,57 +47,50 @@ MATRIX_GROUP = 256
 
 @dataclass(frozen=True)
 class MmasParams:
-    """variant: selection-tabu (rwm|wrs)-(lc|ct|bt); ants: 0 for n; rho: pheromone kept
-    per iteration; alpha, beta: exponents of tau and eta = 1/d; cl: candidate list
-    length (0: every unvisited city at every step); fallback: an ant's next city when
-    its candidate list is used up, 'best' (the unvisited city with the largest weight,
-    as ACOTSP and the authors' code) or 'draw' (a draw among every unvisited city; the
-    paper does not say which); deposit: the tour that lays
-    pheromone, 'iteration' best, 'global' best or 'schedule', which is what the authors'
-    published code does with local search (the paper's Table 9 runs): the best since the
-    last reset, with probability 0.1 the iteration best instead and otherwise with 0.1
-    the global best; 'auto' is 'iteration' without local search and 'schedule' with it;
-    restart: iterations without a better tour since the last reset after which every
-    trail goes back to tau_max (the authors' code: 500 with local search; None: 500 with
-    local search, never without; 0: never), not when fewer iterations are left than have
-    passed since the last reset; p_best: Stuetzle and Hoos' limit parameter; store:
-    'matrix' (n x n pheromone, the paper's) or 'candidates' (beyond the paper: the cl
-    candidate edges of each city only, O(n cl) memory, other edges at tau_min); ls:
-    'none' or '2opt' on every ant's tour (section 5.7) over `ls_neighbors` nearest
-    cities with don't-look bits, applying only the best move of each chunk of cities
-    (`ls_moves` 'best', the paper's round: Table 9's gaps, BENCHMARKS.md) or every one
-    whose edges are still in the tour ('chunk': a 2-opt 4-7x faster early in a run, a
-    whole run 20-32 % shorter, poorer local optima); threads: work-items per ant (0:
-    the rule in :func:`ant_group_size`); batch: iterations between status reads."""
+    """Skinderowicz's GPU MAX-MIN Ant System: one work-group per ant, next cities by
+    roulette wheel or reservoir sampling, three tabu kinds, an optional 2-opt."""
 
-    variant: str = "wrs-bt"
-    iterations: int = 1000
-    ants: int = 0
-    rho: float = 0.5
-    alpha: float = 1.0
-    beta: float = 2.0
-    cl: int = 32
-    fallback: str = "best"
-    deposit: str = "auto"
-    restart: int | None = None
-    p_best: float = 0.01
-    store: str = "matrix"
-    ls: str = "none"
-    ls_neighbors: int = 32
-    ls_moves: str = "best"
-    threads: int = 0
-    batch: int = 10
+    RENAMED: ClassVar[dict] = {"cl": "candidates", "rho": "persistence",
+                               "ls_neighbors": "ls_candidates"}
+
+    variant: str = param("wrs-bt", "selection-tabu: rwm (roulette wheel) or wrs (reservoir "
+                         "sampling), lc (list compression), ct (compact) or bt (bitmask)")
+    iterations: int = param(1000, "colony iterations")
+    ants: int = param(0, "ants per iteration (0: one per city)")
+    persistence: float = param(0.5, "pheromone kept per iteration, in (0, 1) (the paper's rho)")
+    alpha: float = param(1.0, "exponent of the pheromone")
+    beta: float = param(2.0, "exponent of 1/distance")
+    candidates: int = param(32, "candidate list length (0: every unvisited city at every step)")
+    fallback: str = param("best", "next city once an ant's candidates are used up: best (the "
+                          "unvisited city of the largest weight, as ACOTSP) or draw (among all)")
+    deposit: str = param("auto", "the tour that lays pheromone: iteration best, global best, "
+                         "schedule (the authors' code with local search: the restart best, "
+                         "sometimes the iteration or global best) or auto (schedule with ls, "
+                         "else iteration)")
+    restart: int | None = param(None, "iterations without a better tour after which every trail "
+                                "goes back to tau_max (0: never; default 500 with ls, never "
+                                "without)")
+    p_best: float = param(0.01, "Stuetzle and Hoos' limit parameter of tau_min")
+    store: str = param("matrix", "pheromone: matrix (n x n, the paper's) or candidates (the "
+                       "candidate edges only, O(n candidates) memory)")
+    ls: str = param("none", "none, or 2opt on every ant's tour (section 5.7)")
+    ls_candidates: int = param(32, "2opt: nearest cities per city it tries")
+    ls_moves: str = param("best", "2opt: the best move of each chunk of cities (the paper's "
+                          "round) or every one whose edges are still in the tour (chunk)")
+    threads: int = param(0, "work-items per ant (0: the rule of ant_group_size)")
+    batch: int = param(10, "iterations between two reads of the status")
 
     def __post_init__(self):
         if self.variant not in VARIANTS:
             raise UsageError(f"variant must be one of {', '.join(VARIANTS)} (got {self.variant!r})")
         check_count("iterations", self.iterations)
         check_count("ants", self.ants, note=", 0 for one per city")
-        if not 0.0 < self.rho < 1.0:
-            raise UsageError(f"rho, the pheromone kept per iteration, must be in (0, 1) (got {self.rho})")
+        if not 0.0 < self.persistence < 1.0:
+            raise UsageError(f"persistence, the pheromone kept per iteration, must be in (0, 1) "
+                             f"(got {self.persistence})")
         if self.alpha < 0 or self.beta < 0:
             raise UsageError("alpha and beta must not be negative")
-        check_count("cl", self.cl, 0, MAX_CANDIDATES, note=", 0 for no candidate lists")
+        check_count("candidates", self.candidates, 0, MAX_CANDIDATES, note=", 0 for no candidate lists")
         if self.deposit not in DEPOSITS:
             raise UsageError(f"deposit must be one of {', '.join(DEPOSITS)} (got {self.deposit!r})")
         if self.restart is not None:
@@ -106,11 +101,12 @@ class MmasParams:
             raise UsageError(f"p_best must be in (0, 1) (got {self.p_best})")
         if self.store not in STORES:
             raise UsageError(f"store must be matrix or candidates (got {self.store!r})")
-        if self.store == "candidates" and self.cl == 0:
-            raise UsageError("store=candidates keeps the pheromone of candidate edges: it needs cl > 0")
+        if self.store == "candidates" and self.candidates == 0:
+            raise UsageError("store=candidates keeps the pheromone of candidate edges: it needs "
+                             "candidates > 0")
         if self.ls not in ("none", "2opt"):
             raise UsageError(f"ls must be none or 2opt for mmas (got {self.ls!r})")
-        check_count("ls_neighbors", self.ls_neighbors, 1, MAX_CANDIDATES)
+        check_count("ls_candidates", self.ls_candidates, 1, MAX_CANDIDATES)
         if self.ls_moves not in population_two_opt.MOVES:
             raise UsageError(f"ls_moves must be one of {', '.join(population_two_opt.MOVES)} "
                              f"(got {self.ls_moves!r})")
@@ -134,8 +130,8 @@ class MmasParams:
     def effective(self, n: int) -> "MmasParams":
         """As a run on n cities uses them: its ants and candidate list length (the colony
         takes them from here), deposit rule and restart period."""
-        return replace(self, ants=self.ants or n, cl=min(self.cl, max(n - 1, 1)), deposit=self.deposit_rule,
-                       restart=self.restart_after)
+        return replace(self, ants=self.ants or n, candidates=min(self.candidates, max(n - 1, 1)),
+                       deposit=self.deposit_rule, restart=self.restart_after)
 
     def deposit_source(self, seed: int, iteration: int) -> str:
         """The tour this iteration's deposit follows (drawn from (seed, iteration), so the
@@ -228,13 +224,13 @@ class DeviceColony:
 
     def __init__(self, ctx: SolveContext, p: MmasParams, ls: PopulationTwoOptParams | None = None):
         """`ls`: the 2-opt's launch shape when p.ls is '2opt' (default: its defaults with
-        p.ls_neighbors)."""
+        p.ls_candidates)."""
         rt, inst = ctx.rt, ctx.inst
         n = inst.n
         self.ctx, self.rt, self.n, self.p = ctx, rt, n, p
         used = p.effective(n)
         self.ants = used.ants
-        self.cl = cl = used.cl
+        self.cl = cl = used.candidates
         self.cand = ctx.candidates(CandidateParams("knn", cl)).cities if cl else rt.empty(4)
         store = store_defines(p.store, cl)
         # RWM keeps its slots' weights in local memory for the owner's walk where they fit
@@ -276,12 +272,12 @@ class DeviceColony:
         self.ls = None
         if p.ls == "2opt":
             self.ls = PopulationTwoOpt(ctx, self.ants,
-                                       ls or PopulationTwoOptParams(neighbors=p.ls_neighbors, moves=p.ls_moves))
+                                       ls or PopulationTwoOptParams(candidates=p.ls_candidates, moves=p.ls_moves))
 
     def start(self, nn_length: int) -> list:
         """Limits from the NN tour, every trail at tau_max, the heuristic matrix."""
         rt, p, n = self.rt, self.p, self.n
-        tau_max = 1.0 / ((1.0 - p.rho) * nn_length)
+        tau_max = 1.0 / ((1.0 - p.persistence) * nn_length)
         p_dec = p.p_best ** (1.0 / n)
         tau_min = min(tau_max, tau_max * (1.0 - p_dec) / ((n / 2.0 - 1.0) * p_dec)) if n > 2 else tau_max
         rt.cl.enqueue_copy(rt.queue, self.limits, np.array([tau_min, tau_max]))
@@ -303,7 +299,7 @@ class DeviceColony:
         rt, p = self.rt, self.p
         return self.k["mmas_trails"](rt.queue, (round_up(self.cells, MATRIX_GROUP),), (MATRIX_GROUP,),
                                      np.uint64(self.cells), self.tau, self.heur, self.weight, self.inv_weight,
-                                     self.limits, np.float32(p.rho), np.float32(p.alpha),
+                                     self.limits, np.float32(p.persistence), np.float32(p.alpha),
                                      np.int32(evaporate))
 
     def iteration(self, it: int, seed: int, reset: bool = False) -> list:
@@ -323,7 +319,7 @@ class DeviceColony:
         if self.ls:
             events.append(self.ls.enqueue(self.tours, self.lengths))
         best = self.best
-        events.append(best.enqueue(self.lengths, self.tours, it, self.limits, np.float64(p.rho),
+        events.append(best.enqueue(self.lengths, self.tours, it, self.limits, np.float64(p.persistence),
                                    np.float64(p.p_best)))
         events.append(self._trails(evaporate=not reset))
         if reset:
@@ -370,14 +366,14 @@ def _memory(inst: Instance, p: MmasParams) -> int:
     used = p.effective(n)
     ants = used.ants
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    cells = n * (used.cl if p.store == "candidates" else n)
+    cells = n * (used.candidates if p.store == "candidates" else n)
     matrices = (4 if p.selection == "wrs" else 3) * 4 * cells
     if p.store == "matrix":
-        matrices += 4 * n * used.cl  # the list weights' copy
+        matrices += 4 * n * used.candidates  # the list weights' copy
     ls = 0
     if p.ls == "2opt":
-        ls = population_two_opt.memory_bytes(n, ants) + candidate_bytes(n, p.ls_neighbors)
-    return (base + matrices + 4 * ants * n + 8 * ants + candidate_bytes(n, max(p.cl, 10))
+        ls = population_two_opt.memory_bytes(n, ants) + candidate_bytes(n, p.ls_candidates)
+    return (base + matrices + 4 * ants * n + 8 * ants + candidate_bytes(n, max(p.candidates, 10))
             + ls + 16 * n + 2**20)
 
 
@@ -389,12 +385,13 @@ def _cities_fit(inst: Instance) -> str | None:
 
 SOLVERS = [
     SolverSpec("mmas", "MAX-MIN Ant System: one work-group per ant, RWM or WRS selection, "
-               "LC/CT/BT tabu, candidate lists (cl 32), store=candidates for O(n cl) memory", MmasParams, run_mmas, _memory,
+               "LC/CT/BT tabu, candidate lists (32 candidates), store=candidates for O(n candidates) "
+               "memory", MmasParams, run_mmas, _memory,
                deterministic=False, unsupported=_cities_fit, budget_param="iterations",
                memory_hint="-p store=candidates (pheromone on the candidate edges only) or fewer ants "
                            "(e.g. --ants 256)",
                repro_params=(*(MmasParams(variant=v) for v in VARIANTS),
-                             MmasParams(variant="rwm-bt", cl=0),
+                             MmasParams(variant="rwm-bt", candidates=0),
                              MmasParams(variant="rwm-bt", ls="2opt")),
                effective=lambda inst, p: p.effective(inst.n)),
 ]

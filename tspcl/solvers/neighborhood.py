@@ -19,6 +19,7 @@ iteration or its other trials.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 from enum import IntEnum
 from math import comb
 
@@ -28,6 +29,7 @@ from ..device import round_up
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, candidate_bytes
+from ..params import param
 from ..thread_control import LaunchConfig, ThreadControl, axes, group_axis, waves
 from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
 from .construct import NearestNeighborParams, NoParams, run_nn, run_random
@@ -66,34 +68,37 @@ MAX_MOVE_IDS = 2**64 // 3    # neighborhood.cl maps 3-exchange ids through 3 x t
 
 @dataclass(frozen=True)
 class HillClimbingParams:
-    """neighborhood: swap, 2opt or 3exchange; iterations: moves at most (paper: 10,000);
-    m: 0 for the full neighbourhood (paper), else moves within m candidates per city
-    (`neighbors`: quadrant or knn lists); start: nn or random (paper) tour;
-    threads/group: a fixed launch geometry (0: tuned by thread control, `trials`
-    iterations per configuration; tuning: 'axes', the global size then the work-group
-    size, or 'waves', the paper's whole grid); batch: iterations between status reads."""
+    """Luong's local search framework: a neighbourhood of moves generated on the device
+    by index mapping, the best admissible move taken each iteration, and thread control
+    choosing the launch geometry."""
 
-    neighborhood: str = "swap"
-    iterations: int = 10000
-    m: int = 0
-    neighbors: str = "quadrant"
-    start: str = "nn"
-    threads: int = 0
-    group: int = 0
-    trials: int = 10
-    tuning: str = "axes"
-    batch: int = 50
+    RENAMED: ClassVar[dict] = {"m": "candidates", "neighbors": "candidate_kind", "start": "init"}
+
+    neighborhood: str = param("swap", "moves: swap (2-exchange, the paper's), 2opt or 3exchange "
+                              "(rotate three cities)")
+    iterations: int = param(10000, "moves taken at most (the paper's 10,000)")
+    candidates: int = param(0, "moves only within this many candidates per city (0: the full "
+                            "neighbourhood, the paper's)")
+    candidate_kind: str = param("quadrant", "candidate lists: quadrant or knn")
+    init: str = param("nn", "start tour: nn (nearest neighbour) or random (the paper's)")
+    threads: int = param(0, "global size of the evaluation launch (0: tuned by thread control)")
+    group: int = param(0, "work-group size of the evaluation launch (0: tuned by thread control)")
+    trials: int = param(10, "thread control: iterations per launch configuration tried")
+    tuning: str = param("axes", "thread control: axes (the global size, then the work-group "
+                        "size) or waves (the paper's whole grid)")
+    batch: int = param(50, "iterations between two reads of the status")
 
     def __post_init__(self):
         if self.neighborhood not in NEIGHBORHOODS:
             raise UsageError(f"neighborhood must be one of {', '.join(NEIGHBORHOODS)} "
                              f"(got {self.neighborhood!r})")
         check_count("iterations", self.iterations)
-        check_count("m", self.m, 0, MAX_CANDIDATES, note=", 0 for the full neighbourhood")
-        if self.m:
-            CandidateParams(self.neighbors, self.m)
-        if self.start not in STARTS:
-            raise UsageError(f"start must be one of {', '.join(STARTS)} (got {self.start!r})")
+        check_count("candidates", self.candidates, 0, MAX_CANDIDATES,
+                    note=", 0 for the full neighbourhood")
+        if self.candidates:
+            CandidateParams(self.candidate_kind, self.candidates)
+        if self.init not in STARTS:
+            raise UsageError(f"init must be one of {', '.join(STARTS)} (got {self.init!r})")
         for name in ("threads", "group"):
             check_count(name, getattr(self, name), 0, MAX_THREADS, note=", 0 for thread control")
         if self.tuning not in ("axes", "waves"):
@@ -104,9 +109,10 @@ class HillClimbingParams:
 
 @dataclass(frozen=True)
 class TabuParams(HillClimbingParams):
-    """As hill climbing, plus tenure: iterations a moved city stays tabu."""
+    """As hill climbing, with moved cities tabu for a while (aspiration: a tabu move that
+    beats the best is taken)."""
 
-    tenure: int = 10
+    tenure: int = param(10, "iterations a moved city stays tabu")
 
     def __post_init__(self):
         super().__post_init__()
@@ -126,8 +132,8 @@ class DeviceNeighborhoodSearch:
     def __init__(self, ctx: SolveContext, p: HillClimbingParams, tenure: int):
         rt, n = ctx.rt, ctx.inst.n
         self.ctx, self.rt, self.n = ctx, rt, n
-        cand = ctx.candidates(CandidateParams(p.neighbors if ctx.inst.has_coords else "knn", p.m)) \
-            if p.m else None
+        kind = p.candidate_kind if ctx.inst.has_coords else "knn"
+        cand = ctx.candidates(CandidateParams(kind, p.candidates)) if p.candidates else None
         m = cand.m if cand else 0
         self.cand = cand.cities if cand else rt.empty(4)
         self.count = neighborhood_size(p.neighborhood, n, m)
@@ -257,10 +263,10 @@ def run_neighborhood_search(ctx: SolveContext, p: HillClimbingParams) -> None:
     if p.neighborhood == "2opt" and not inst.symmetric:
         raise UsageError("the 2opt neighbourhood reverses segments: symmetric instances "
                          "only (ATSP: use --neighborhood swap or 3exchange)")
-    if neighborhood_size(p.neighborhood, inst.n, p.m) > MAX_MOVE_IDS:
+    if neighborhood_size(p.neighborhood, inst.n, p.candidates) > MAX_MOVE_IDS:
         raise UsageError(f"the full {p.neighborhood} neighbourhood of {inst.n} cities has more moves "
-                         f"than 64-bit move ids number; restrict it to candidates (-p m=10)")
-    STARTS[p.start](ctx)
+                         f"than 64-bit move ids number; restrict it to candidates (-p candidates=10)")
+    STARTS[p.init](ctx)
     if inst.n < 5:
         return  # every tour of 4 or fewer cities is as good as any other
     tenure = p.tenure if isinstance(p, TabuParams) else -1
@@ -280,8 +286,8 @@ def _seconds(iteration_events) -> float:
 def _memory(inst: Instance, p: HillClimbingParams) -> int:
     n = inst.n
     base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    threads = max(MIN_GROUP, min(neighborhood_size(p.neighborhood, n, min(p.m, n - 1)), MAX_THREADS))
-    cand = candidate_bytes(n, p.m) if p.m else 0
+    threads = max(MIN_GROUP, min(neighborhood_size(p.neighborhood, n, min(p.candidates, n - 1)), MAX_THREADS))
+    cand = candidate_bytes(n, p.candidates) if p.candidates else 0
     # tour, pos, best tour, tabu list; work-group results (delta, id); NN's lists
     return base + cand + 16 * n + 16 * max_groups(threads) + candidate_bytes(n, 10) + 2**20
 

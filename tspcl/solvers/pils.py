@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from ..errors import UsageError
 from ..instance import COORD_DIMS, Instance
 from ..neighbors import CandidateParams, candidate_bytes
+from ..params import param
 from .base import MAX_COUNT, SolveContext, SolverSpec, check_count
 from .construct import GreedyParams, run_greedy
 from .localsearch import (OPERATORS, S_CUR_LEN, S_DONE, DeviceSearch, LocalSearchParams,
@@ -49,35 +51,34 @@ MOST_GROUPS = 1024      # the memory plan's bound on GROUPS_PER_UNIT x compute u
 
 @dataclass(frozen=True)
 class SegmentIlsParams:
-    """kicks: kicks in all, a count or a multiple of n ('100n'), or 'auto': until the
-    time limit, or 100n without one; cells: kd (k-d cells of the coordinates), tour
-    (runs of the tour) or auto (kd where there are coordinates); cell: cities per cell
-    at most (0: as many as local memory holds); round_kicks: kicks per cell per round;
-    kick: a chain of at most `window` cities moved next to a city found by a random
-    walk of `walk` steps over the candidates (walk, linkern's kick) or at most `window`
-    positions away (window); depth: 2-opt steps of the cells' Lin-Kernighan chains (0:
-    2-opt and Or-opt only); m: candidates per city in the cells' search; neighbors:
-    quadrant or knn; polish: the whole-tour local search between rounds (2opt, oropt,
-    2opt+oropt, 3opt, lk, or none), every `polish_every` rounds, over `polish_m`
-    candidates, for at most `polish_steps` steps (passes over the queued cities; 0: to
-    its local optimum); group: work-items of a cell's work-group (a power of two, 32 to
-    256)."""
+    """The segment-parallel ILS: kicks and a Lin-Kernighan search inside many cells of
+    the tour at once, the whole tour polished between rounds."""
 
-    kicks: str = "auto"
-    cells: str = "auto"
-    cell: int = 0
-    round_kicks: int = 64
-    kick: str = "walk"
-    window: int = 200
-    walk: int = 40
-    depth: int = 6
-    m: int = 8
-    neighbors: str = "quadrant"
-    polish: str = "lk"
-    polish_every: int = 1
-    polish_m: int = 12
-    polish_steps: int = 64
-    group: int = 128
+    RENAMED: ClassVar[dict] = {"m": "candidates", "neighbors": "candidate_kind",
+                               "polish_m": "polish_candidates"}
+
+    kicks: str = param("auto", "kicks in all: a count, a multiple of n (100n), or auto (until "
+                       "the time limit, else 100n)")
+    cells: str = param("auto", "kd (k-d cells of the coordinates), tour (runs of the tour) or "
+                       "auto (kd where there are coordinates)")
+    cell: int = param(0, "cities per cell at most (0: as many as local memory holds)")
+    round_kicks: int = param(64, "kicks per cell per round")
+    kick: str = param("walk", "walk (a chain of at most window cities moved next to a city "
+                      "found by a random walk over the candidates, linkern's kick) or window "
+                      "(at most window positions away)")
+    window: int = param(200, "cities a kick moves at most / positions away it lands at most")
+    walk: int = param(40, "walk: steps of the random walk")
+    depth: int = param(6, "2-opt steps of the cells' Lin-Kernighan chains (0: 2-opt and Or-opt "
+                       "only)")
+    candidates: int = param(8, "candidates per city in the cells' search (1 to 16)")
+    candidate_kind: str = param("quadrant", "candidate lists: quadrant or knn")
+    polish: str = param("lk", "the whole-tour local search between rounds: 2opt, oropt, "
+                        "2opt+oropt, 3opt, lk or none")
+    polish_every: int = param(1, "rounds between two polishes")
+    polish_candidates: int = param(12, "candidates per city of the polish (1 to 50)")
+    polish_steps: int = param(64, "passes over the queued cities a polish takes at most (0: to "
+                              "its local optimum)")
+    group: int = param(128, "work-items of a cell's work-group: 32, 64, 128 or 256")
 
     def __post_init__(self):
         if self.kicks != "auto":
@@ -92,15 +93,15 @@ class SegmentIlsParams:
         check_count("window", self.window, 3, 65535)
         check_count("walk", self.walk, 1, 1000)
         check_count("depth", self.depth, 0, 16)
-        check_count("m", self.m, 1, 16)
-        check_count("polish_m", self.polish_m, 1, 50)
+        check_count("candidates", self.candidates, 1, 16)
+        check_count("polish_candidates", self.polish_candidates, 1, 50)
         check_count("polish_every", self.polish_every, 1)
         check_count("polish_steps", self.polish_steps, 0)
         if self.group not in (32, 64, 128, 256):
             raise UsageError(f"group must be 32, 64, 128 or 256 (got {self.group!r})")
         if self.polish != "none" and self.polish not in OPERATORS:
             raise UsageError(f"polish must be none or one of {', '.join(OPERATORS)} (got {self.polish!r})")
-        self.candidates()   # validates the kind and the list length
+        self.candidate_params()   # validates the kind and the list length
 
     def budget(self, n: int, time_limited: bool) -> int:
         """The kicks to run: as given; 'auto': until the time limit (at most MAX_COUNT),
@@ -109,14 +110,15 @@ class SegmentIlsParams:
             return kick_budget(self.kicks, n)
         return MAX_COUNT if time_limited else min(AUTO_KICKS_PER_CITY * n, MAX_COUNT)
 
-    def candidates(self) -> CandidateParams:
-        """One candidate list serves both searches (the cells read its first m)."""
-        k = max(self.m, self.polish_m)
-        return CandidateParams(self.neighbors, -(-k // 4) * 4 if self.neighbors == "quadrant" else k)
+    def candidate_params(self) -> CandidateParams:
+        """One candidate list serves both searches (the cells read its first `candidates`)."""
+        k = max(self.candidates, self.polish_candidates)
+        return CandidateParams(self.candidate_kind,
+                               -(-k // 4) * 4 if self.candidate_kind == "quadrant" else k)
 
     def polish_params(self, m: int) -> LocalSearchParams:
         return LocalSearchParams(ls=self.polish if self.polish != "none" else "2opt",
-                                 neighbors=self.neighbors, m=min(m, 50))
+                                 candidate_kind=self.candidate_kind, candidates=min(m, 50))
 
 
 def local_bytes(length: int, m: int, local_xy: bool, group: int) -> int:
@@ -176,7 +178,7 @@ class DeviceCells:
         rt, inst = ctx.rt, ctx.inst
         n = inst.n
         local_xy = inst.has_coords and COORD_DIMS.get(inst.weight_type) == 2 and inst.weight_type != "GEO"
-        m = min(p.m, cand.m)
+        m = min(p.candidates, cand.m)
         self.group = min(p.group, rt.limits.max_work_group)
         fits = longest_cell(m, rt.limits.local_mem, local_xy, self.group)
         self.size = cell_size(p, fits)
@@ -278,7 +280,7 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     run_greedy(ctx, GreedyParams())
     if n < 8 or ctx.best_length == 0:
         return  # too small for the moves' assumptions, or optimal: greedy is the result
-    cand = ctx.candidates(p.candidates())
+    cand = ctx.candidates(p.candidate_params())
     search = DeviceSearch(ctx, cand, p.polish_params(cand.m))
     search.load(ctx.best_order, ctx.best_length)
     length = _polish(ctx, search, 0, p.polish_steps) if p.polish != "none" else ctx.best_length
@@ -343,7 +345,7 @@ def _polish(ctx: SolveContext, search: DeviceSearch, kicks: int = 0, steps: int 
 
 def _memory(inst: Instance, p: SegmentIlsParams) -> int:
     n = inst.n
-    k = p.candidates().k
+    k = p.candidate_params().k
     # the whole-tour search's buffers, the copies' staging, the gains, the scan and the
     # partitions
     return (local_search_memory(inst, p.polish_params(k)) - candidate_bytes(n, min(k, 50))
@@ -356,5 +358,5 @@ SOLVERS = [
                "Or-opt/LK ILS on the tour's pieces in k-d cells, in local memory, all at once",
                SegmentIlsParams, run_segment_ils, _memory,
                unsupported=lambda inst: reversal_problem(inst, "pils"),
-               budget_param="kicks", memory_hint="fewer candidates (-p polish_m=8, -p m=4)"),
+               budget_param="kicks", memory_hint="fewer candidates (-p polish_candidates=8, -p candidates=4)"),
 ]

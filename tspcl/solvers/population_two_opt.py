@@ -20,7 +20,7 @@ MOVES = ("chunk", "best")
 
 @dataclass(frozen=True)
 class PopulationTwoOptParams:
-    """neighbors: candidates per city (the paper's 32); threads: work-items per tour;
+    """candidates: candidates per city (the paper's 32); threads: work-items per tour;
     split: work-items sharing one city's candidates (the paper gives a city a warp of
     32), so the group looks at threads / split cities at a time (128 and 4 were the
     fastest pair on the H100 for pr1002 and fl3795 with 800 ants, docs/notebook/mmas.md);
@@ -30,7 +30,7 @@ class PopulationTwoOptParams:
     chunk's best, as the paper's round does (section 5.7), the cities taken in tour
     order."""
 
-    neighbors: int = 32
+    candidates: int = 32
     threads: int = 128
     split: int = 4
     memory: str = "auto"
@@ -62,7 +62,7 @@ class PopulationTwoOpt:
     def __init__(self, ctx: SolveContext, count: int, p: PopulationTwoOptParams):
         rt, n = ctx.rt, ctx.inst.n
         self.ctx, self.n, self.count = ctx, n, count
-        m = min(p.neighbors, n - 1)
+        m = min(p.candidates, n - 1)
         self.local_tour = (p.memory == "auto" and n < 2**16
                            and local_bytes(n, p.threads, p.split, True) <= rt.limits.local_mem)
         self.split, self.best_move = p.split, p.moves == "best"

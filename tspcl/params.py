@@ -1,0 +1,90 @@
+"""Solver parameters as a user meets them: each field documented once, keys typed from
+text (``-p KEY=VALUE``), renamed keys.
+
+A solver's parameters are a frozen dataclass whose fields are declared with
+:func:`param` (default and one line of meaning).  A class may name the keys it used to
+have in ``RENAMED`` (old key -> field): such a key is still accepted, with a one-line
+note on stderr naming the new key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+from dataclasses import field
+
+from .errors import UsageError
+
+_NOTED: set = set()   # the renamed keys already noted in this process
+
+
+def param(default, doc: str):
+    """A parameter field: its default and one line saying what it means."""
+    return field(default=default, metadata={"doc": doc})
+
+
+def param_doc(params_type: type, name: str) -> str:
+    """The doc of field `name`, from the nearest class in the MRO that declares it
+    with :func:`param` (a subclass may change only the default)."""
+    for cls in params_type.__mro__:
+        f = getattr(cls, "__dataclass_fields__", {}).get(name)
+        if f is not None and "doc" in f.metadata:
+            return f.metadata["doc"]
+    raise KeyError(f"{params_type.__name__}.{name} has no doc")
+
+
+def fields_of(params_type: type) -> list[tuple[str, object, str]]:
+    """(name, default, doc) of every parameter, in declaration order."""
+    defaults = params_type()
+    return [(f.name, getattr(defaults, f.name), param_doc(params_type, f.name))
+            for f in dataclasses.fields(params_type)]
+
+
+def accepted_keys(params_type: type) -> set[str]:
+    """Every key a parameter may be given by: the fields and their RENAMED old keys."""
+    return {f.name for f in dataclasses.fields(params_type)} | set(getattr(params_type, "RENAMED", {}))
+
+
+def field_name(params_type: type, key: str, solver: str) -> str:
+    """The field a key names (``-`` read as ``_``; a renamed key noted on stderr once);
+    UsageError naming the solver's parameters if there is none."""
+    name = key.replace("-", "_")
+    names = [f.name for f in dataclasses.fields(params_type)]
+    if name in names:
+        return name
+    new = getattr(params_type, "RENAMED", {}).get(name)
+    if new is not None:
+        if (solver, name) not in _NOTED:
+            _NOTED.add((solver, name))
+            print(f"tspcl: {solver}: parameter {key!r} is now {new!r} (the old name still works, "
+                  "for now)", file=sys.stderr)
+        return new
+    raise UsageError(f"{solver} has no parameter {key!r} (parameters: {', '.join(names) or 'none'})")
+
+
+def convert(params_type: type, name: str, raw: str, key: str):
+    """A parameter's value from its text, typed by the field's default (or its
+    annotation where the default is None); a float that is not finite is refused."""
+    f = next(f for f in dataclasses.fields(params_type) if f.name == name)
+    default = getattr(params_type(), name)
+    try:
+        if isinstance(default, bool):
+            if raw.lower() not in ("1", "0", "true", "false", "yes", "no"):
+                raise ValueError
+            return raw.lower() in ("1", "true", "yes")
+        if isinstance(default, int) or (default is None and "int" in str(f.type)):
+            return int(raw)
+        if isinstance(default, float) or (default is None and "float" in str(f.type)):
+            value = float(raw)
+            if not math.isfinite(value):
+                raise UsageError(f"parameter {key}: {raw!r} is not a finite number")
+            return value
+        return raw
+    except ValueError:
+        raise UsageError(f"parameter {key}: {raw!r} is not a valid {type(default).__name__}") from None
+
+
+def value_text(value) -> str:
+    """A TOML value as -p would give it (booleans as true/false)."""
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
