@@ -201,7 +201,7 @@ def test_task_count_counts_the_crossover_tasks():
         assert ga.task_count(p) == len(ga.crossover_tasks(p))
 
 
-# ---- one vocabulary, each parameter documented once, renamed keys still accepted -------------
+# ---- one vocabulary, documented once: renamed keys, --params FILE.toml ------------------------
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
 def test_every_parameter_has_one_line_of_doc_and_every_old_key_a_field(spec):
     from tspcl.params import fields_of
@@ -238,11 +238,40 @@ def test_an_old_key_on_the_command_line_says_its_new_name_once(tmp_path):
     assert json.loads(r.stdout)["params"]["candidates"] == 5
 
 
+def test_params_file_sets_typed_values_and_p_overrides_it(tmp_path):
+    params = tmp_path / "p.toml"
+    params.write_text('variant = "gpu"\nants = 6\nq0 = 0.5\nbeta = 2\nlocal_update_every = 2\n')
+    r = _cli("solve", str(_problem(tmp_path)), "--algo", "acs", "--params", str(params), "-p", "ants=4",
+             "--iterations", "2", "--json", "-q")
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)["params"]
+    assert (got["variant"], got["ants"], got["q0"], got["beta"], got["local_update_every"]) == ("gpu", 4, 0.5, 2.0, 2)
+
+
+@pytest.mark.parametrize("text, status, words", [
+    ("nope = 3\n", errors.EXIT_USAGE, ["no parameter 'nope'"]),
+    ('candidates = "many"\n', errors.EXIT_USAGE, ["parameter candidates", "'many'"]),
+    ("candidates = true\n", errors.EXIT_USAGE, ["parameter candidates"]),
+    ("candidates = [1, 2]\n", errors.EXIT_USAGE, ["parameter candidates", "list"]),
+    ("candidates = \n", errors.EXIT_DATA, ["not valid TOML"]),
+    (None, errors.EXIT_NO_INPUT, ["no such parameter file"]),
+])
+def test_a_bad_params_file_is_one_line_naming_file_and_key(tmp_path, text, status, words):
+    params = tmp_path / "p.toml"
+    if text is not None:
+        params.write_text(text)
+    r = _cli("solve", str(_problem(tmp_path)), "--algo", "nn", "--params", str(params), "-q")
+    assert r.returncode == status, r.stderr
+    assert r.stderr.startswith(f"tspcl: {params}") and r.stderr.count("\n") == 1 and r.stdout == ""
+    for word in words:
+        assert word in r.stderr
+
+
 def test_a_family_flag_sets_the_parameter_its_family_names_so():
     from tspcl.cli import solver_values
 
-    assert solver_values(REGISTRY["mmas"], [], {"rho": 0.7}) == {"persistence": 0.7}
-    assert solver_values(REGISTRY["acs"], [], {"rho": 0.05, "alpha": 0.3}) == \
+    assert solver_values(REGISTRY["mmas"], None, [], {"rho": 0.7}) == {"persistence": 0.7}
+    assert solver_values(REGISTRY["acs"], None, [], {"rho": 0.05, "alpha": 0.3}) == \
         {"local_evaporation": 0.05, "global_evaporation": 0.3}
     with pytest.raises(UsageError, match="--tenure does not apply to --algo mmas"):
-        solver_values(REGISTRY["mmas"], [], {"tenure": 3})
+        solver_values(REGISTRY["mmas"], None, [], {"tenure": 3})

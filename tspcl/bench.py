@@ -55,7 +55,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .errors import MissingInputError, OutputError, UsageError
-from .params import accepted_keys, value_text
+from .params import accepted_keys, read_toml, value_text
 
 SHARED_ENV = "TSPCL_SHARED_INSTANCES"
 COLUMNS = ["instance", "n", "algorithm", "params", "seed", "device", "length", "optimum",
@@ -115,24 +115,6 @@ class Suite:
     name: str
     source: str
     groups: list[Group] = field(default_factory=list)
-
-
-def _load_toml(spec_file: str) -> dict:
-    try:
-        import tomllib
-    except ImportError:  # pragma: no cover - Python 3.10
-        raise UsageError("bench specs need Python 3.11+ (tomllib)") from None
-    try:
-        with open(spec_file, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise MissingInputError(f"{spec_file}: no such suite spec") from None
-    except OSError as e:
-        raise MissingInputError(f"{spec_file}: cannot read suite spec ({e.strerror})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        from .errors import DataError
-
-        raise DataError(spec_file, None, f"not valid TOML ({e})") from None
 
 
 def _int(value, what: str, spec: str, minimum: int = 0, maximum: int | None = None) -> int:
@@ -197,7 +179,7 @@ def load_suite(spec_file: str) -> Suite:
     from .solvers import get_solver
     from .solvers.base import MAX_COUNT, MAX_SEED
 
-    data = _load_toml(spec_file)
+    data = read_toml(spec_file, "suite spec")
     spec_dir = Path(spec_file).resolve().parent
     unknown = set(data) - SUITE_KEYS
     if unknown:

@@ -187,10 +187,19 @@ def _with_family_flags(command):
     return command
 
 
-def solver_values(spec, pairs: List[str], flags: dict) -> dict:
-    """A solver's parameters as typed values: -p KEY=VALUE, then the family flags,
-    which override it."""
-    typed = spec.typed(_key_values(pairs))
+def solver_values(spec, params_file: Optional[str], pairs: List[str], flags: dict) -> dict:
+    """A solver's parameters as typed values: --params FILE, then -p KEY=VALUE, then
+    the family flags, each overriding the one before; a file's bad key or value is
+    reported with the file's name."""
+    from .params import params_file as read_params_file
+
+    typed = {}
+    if params_file is not None:
+        try:
+            typed = spec.typed(read_params_file(params_file))
+        except UsageError as e:
+            raise UsageError(f"{params_file}: {e.message}") from None
+    typed.update(spec.typed(_key_values(pairs)))
     for f in FAMILY_FLAGS:
         value = flags.get(f.dest)
         if value is not None:
@@ -208,7 +217,14 @@ def solve(
     algo: str = typer.Option("nn", "--algo", "-a",
                              help="Algorithm: nn, greedy, sfc, random, 2opt, oropt, 3opt, lk, ils, pils, hc, tabu, mmas, acs, ga (see `tspcl info`)."),
     param: List[str] = typer.Option([], "--param", "-p", metavar="KEY=VALUE",
-                                    help="Algorithm parameter, repeatable (e.g. -p candidates=16)."),
+                                    help="Algorithm parameter, repeatable (e.g. -p candidates=16); "
+                                         "`tspcl algorithms` lists every algorithm's."),
+    params_file: Optional[str] = typer.Option(
+        None, "--params", metavar="FILE.toml",
+        help="Algorithm parameters from a TOML file: KEY = VALUE lines, the keys of -p, values "
+             "typed (numbers, strings, booleans); -p and the flags below override it.  An "
+             "unknown key or a bad value exits 2 naming file and key, a missing file 66, a "
+             "file that is not TOML 65."),
     seed: int = typer.Option(1, "--seed", "-s", min=0, max=2**64 - 1,
                              help="Random seed: the same seed on the same device gives the same tour."),
     time_limit: Optional[float] = typer.Option(
@@ -250,7 +266,7 @@ def solve(
 
     tour_to, log_to = _solve_targets(problem, output, log, as_json)
     spec = get_solver(algo)
-    values = solver_values(spec, param, flags)
+    values = solver_values(spec, params_file, param, flags)
     run_iterations = None
     if iterations is not None:
         if spec.budget_param:

@@ -1,5 +1,5 @@
 """Solver parameters as a user meets them: each field documented once, keys typed from
-text (``-p KEY=VALUE``), renamed keys.
+text (``-p KEY=VALUE``) or a TOML file (``--params FILE.toml``), renamed keys.
 
 A solver's parameters are a frozen dataclass whose fields are declared with
 :func:`param` (default and one line of meaning).  A class may name the keys it used to
@@ -14,7 +14,7 @@ import math
 import sys
 from dataclasses import field
 
-from .errors import UsageError
+from .errors import DataError, MissingInputError, UsageError
 
 _NOTED: set = set()   # the renamed keys already noted in this process
 
@@ -88,3 +88,33 @@ def convert(params_type: type, name: str, raw: str, key: str):
 def value_text(value) -> str:
     """A TOML value as -p would give it (booleans as true/false)."""
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def read_toml(path: str, what: str) -> dict:
+    """A TOML file's table: MissingInputError (66) if it cannot be read, DataError (65)
+    if it is not TOML; `what` names the file's role in the messages."""
+    import tomllib
+
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise MissingInputError(f"{path}: no such {what}") from None
+    except OSError as e:
+        raise MissingInputError(f"{path}: cannot read {what} ({e.strerror})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise DataError(path, None, f"not valid TOML ({e})") from None
+
+
+def params_file(path: str) -> dict[str, str]:
+    """The KEY = VALUE pairs of a ``--params`` file, as -p text: top-level numbers,
+    strings and booleans (a table or an array is a UsageError naming the key; the
+    caller adds the file, as it does to the errors of the keys and values)."""
+    values = {}
+    for key, value in read_toml(path, "parameter file").items():
+        if isinstance(value, (dict, list)) or not isinstance(value, (bool, int, float, str)):
+            raise UsageError(f"parameter {key}: give a number, a string or a boolean "
+                             f"(got {type(value).__name__})")
+        values[key] = value_text(value)
+    return values
+
