@@ -258,7 +258,7 @@ def test_bhh_estimate_stands_in_for_an_unknown_optimum(tmp_path):
 
 
 def test_help_texts_explain():
-    for cmd in ([], ["solve"], ["verify"], ["info"], ["devices"], ["gen"], ["bench"]):
+    for cmd in ([], ["solve"], ["verify"], ["info"], ["algorithms"], ["devices"], ["gen"], ["bench"]):
         r = tspcl(*cmd, "--help")
         assert r.returncode == 0 and "Usage" in r.stdout
 

@@ -201,7 +201,7 @@ def test_task_count_counts_the_crossover_tasks():
         assert ga.task_count(p) == len(ga.crossover_tasks(p))
 
 
-# ---- one vocabulary, documented once: renamed keys, --params FILE.toml ------------------------
+# ---- one vocabulary, documented once: renamed keys, --params FILE.toml, the listing ----------
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
 def test_every_parameter_has_one_line_of_doc_and_every_old_key_a_field(spec):
     from tspcl.params import fields_of
@@ -275,3 +275,23 @@ def test_a_family_flag_sets_the_parameter_its_family_names_so():
         {"local_evaporation": 0.05, "global_evaporation": 0.3}
     with pytest.raises(UsageError, match="--tenure does not apply to --algo mmas"):
         solver_values(REGISTRY["mmas"], None, [], {"tenure": 3})
+
+
+def test_algorithms_lists_every_algorithm_and_parameter():
+    r = _cli("algorithms")
+    assert r.returncode == 0, r.stderr
+    for spec in SPECS:
+        assert f"\n{spec.name}: " in "\n" + r.stdout
+    assert "    persistence = 0.5  " in r.stdout and "    local_evaporation = 0.01  " in r.stdout
+
+
+def test_the_readme_table_is_the_generated_one():
+    """README.md holds `tspcl algorithms --markdown` between its two markers."""
+    from tspcl.params import algorithm_listing
+
+    readme = (ROOT / "README.md").read_text()
+    begin, end = "<!-- tspcl algorithms --markdown -->\n", "<!-- end of tspcl algorithms --markdown -->"
+    assert begin in readme and end in readme
+    table = readme.split(begin, 1)[1].split(end, 1)[0]
+    assert table == algorithm_listing(SPECS, markdown=True), \
+        "README's algorithm table is stale: replace it with `tspcl algorithms --markdown`"

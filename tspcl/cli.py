@@ -1,4 +1,4 @@
-"""The tspcl command line (Typer): solve, verify, info, devices, gen, bench.
+"""The tspcl command line (Typer): solve, verify, info, algorithms, devices, gen, bench.
 
 stdout carries data only (a tour, a JSON summary, a problem); diagnostics and progress
 go to stderr.  Errors are one line, ``tspcl: FILE:LINE: what``, with the exit statuses
@@ -380,6 +380,19 @@ def info(
         mem = spec.memory(inst, params)
         lines.append(f"{spec.name:<11} {mem / 2**20:>10.1f} MiB   {why or spec.summary}")
     write_stdout("\n".join(lines) + "\n")
+
+
+@app.command()
+def algorithms(
+    markdown: bool = typer.Option(False, "--markdown", help="The README's markdown table instead."),
+):
+    """Every algorithm with its parameters (-p KEY=VALUE, --params FILE.toml): default
+    and meaning."""
+    from .output import write_stdout
+    from .params import algorithm_listing
+    from .solvers import REGISTRY
+
+    write_stdout(algorithm_listing(REGISTRY.values(), markdown))
 
 
 @app.command()

@@ -1,5 +1,6 @@
 """Solver parameters as a user meets them: each field documented once, keys typed from
-text (``-p KEY=VALUE``) or a TOML file (``--params FILE.toml``), renamed keys.
+text (``-p KEY=VALUE``) or a TOML file (``--params FILE.toml``), renamed keys, and the
+listing `tspcl algorithms`, ``solve --help`` and the README's table are made from.
 
 A solver's parameters are a frozen dataclass whose fields are declared with
 :func:`param` (default and one line of meaning).  A class may name the keys it used to
@@ -118,3 +119,38 @@ def params_file(path: str) -> dict[str, str]:
         values[key] = value_text(value)
     return values
 
+
+def default_text(value) -> str:
+    """A default as the listing shows it (None: unset, the solver decides)."""
+    return "unset" if value is None else value_text(value)
+
+
+def algorithm_listing(specs, markdown: bool = False) -> str:
+    """Every algorithm of `specs` with its summary and each parameter's default and
+    meaning: plain text (`tspcl algorithms`) or the README's markdown table."""
+    if markdown:
+        lines = ["| `--algo` | what | parameters (`-p KEY=VALUE`; default in brackets) |",
+                 "| --- | --- | --- |"]
+        for spec in specs:
+            params = "; ".join(f"`{name}` ({default_text(default)}): {doc}"
+                               for name, default, doc in fields_of(spec.params_type))
+            lines.append(f"| `{spec.name}` | {spec.summary} | {params or 'none'} |")
+        renamed: dict = {}
+        for spec in specs:
+            for old, new in getattr(spec.params_type, "RENAMED", {}).items():
+                renamed.setdefault((old, new), []).append(spec.name)
+        lines += ["", "Keys renamed so that one concept has one name everywhere (the old key still "
+                  "works, with a note on stderr): "
+                  + ", ".join(f"`{old}` -> `{new}` ({', '.join(algos)})"
+                              for (old, new), algos in sorted(renamed.items())) + "."]
+        return "\n".join(lines) + "\n"
+    out = []
+    for spec in specs:
+        out.append(f"{spec.name}: {spec.summary}")
+        rows = [(f"{name} = {default_text(default)}", doc) for name, default, doc in fields_of(spec.params_type)]
+        width = max((len(left) for left, _ in rows), default=0)
+        out += [f"    {left:<{width}}  {doc}" for left, doc in rows] or ["    (no parameters)"]
+        renamed = getattr(spec.params_type, "RENAMED", {})
+        if renamed:
+            out.append("    old keys: " + ", ".join(f"{old} -> {new}" for old, new in renamed.items()))
+    return "\n".join(out) + "\n"
