@@ -277,6 +277,15 @@ def test_a_family_flag_sets_the_parameter_its_family_names_so():
         solver_values(REGISTRY["mmas"], None, [], {"tenure": 3})
 
 
+def test_solve_help_documents_each_family_flag_from_the_parameters_it_sets():
+    r = _cli("solve", "--help")
+    assert r.returncode == 0, r.stderr
+    text = " ".join(r.stdout.split())
+    assert "mmas: -p persistence, pheromone kept per iteration" in text
+    assert "acs: -p local_evaporation, evaporation of the local update" in text
+    assert "-m, --candidates, --cl" in text and "--candidate-kind, --neighbors" in text
+
+
 def test_algorithms_lists_every_algorithm_and_parameter():
     r = _cli("algorithms")
     assert r.returncode == 0, r.stderr

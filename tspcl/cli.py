@@ -24,6 +24,7 @@ from . import interrupts  # noqa: E402
 interrupts.install()  # before the slow imports: a signal during them ends in one line too
 
 import typer  # noqa: E402
+import typer.core  # noqa: E402
 
 from . import errors  # noqa: E402
 from .errors import MissingInputError, TspclError, UsageError  # noqa: E402
@@ -126,12 +127,12 @@ def _comment(res) -> str:
 class FamilyFlag:
     """A flag that users of a family expect: it sets parameter `key` of any algorithm
     that has one, or the key `by_algo` names for that algorithm (where a paper's name,
-    --rho, --alpha, means another parameter in each family)."""
+    --rho, --alpha, means another parameter in each family).  Its help is the docs of
+    the parameters it sets (_SolveCommand)."""
 
     names: tuple
     type: type
     key: str
-    help: str
     by_algo: tuple = ()   # (algorithm, key) pairs
 
     @property
@@ -141,38 +142,55 @@ class FamilyFlag:
     def key_for(self, algorithm: str) -> str:
         return dict(self.by_algo).get(algorithm, self.key)
 
+    def help(self, specs) -> str:
+        """The algorithms that take this flag, grouped by the key it sets and its doc."""
+        from .params import param_doc
+
+        groups: dict = {}
+        for spec in specs:
+            key = self.key_for(spec.name)
+            if spec.has_param(key):
+                groups.setdefault((key, param_doc(spec.params_type, key)), []).append(spec.name)
+        return "; ".join(f"{', '.join(names)}: -p {key}, {doc}" for (key, doc), names in groups.items()) + "."
+
 
 FAMILY_FLAGS = (
-    FamilyFlag(("--ls",), str, "ls", "Local search operators (-p ls): 2opt, oropt, 2opt+oropt, "
-               "3opt, lk; mmas and acs: 2opt on every ant's tour."),
-    FamilyFlag(("--candidates", "-m"), int, "candidates", "Candidates per city (-p candidates)."),
-    FamilyFlag(("--candidate-kind", "--neighbors"), str, "candidate_kind",
-               "Candidate lists, quadrant or knn (-p candidate_kind)."),
-    FamilyFlag(("--neighborhood",), str, "neighborhood", "hc/tabu moves: swap, 2opt or 3exchange."),
-    FamilyFlag(("--tenure",), int, "tenure", "tabu: iterations a moved city stays tabu."),
-    FamilyFlag(("--accept",), str, "accept", "ils: always (paper) or better."),
-    FamilyFlag(("--kick",), str, "kick", "ils: random (paper) or local double bridges."),
-    FamilyFlag(("--variant",), str, "variant", "mmas: rwm|wrs-lc|ct|bt; acs: gpu, alt or spm."),
-    FamilyFlag(("--cl",), int, "candidates", "mmas, acs: candidate list length (-p candidates)."),
-    FamilyFlag(("--ants",), int, "ants", "mmas, acs: ants per iteration (0: n)."),
-    FamilyFlag(("--rho",), float, "persistence", "mmas: pheromone kept per iteration (-p "
-               "persistence); acs: local evaporation (-p local_evaporation).",
-               (("acs", "local_evaporation"),)),
-    FamilyFlag(("--alpha",), float, "alpha", "mmas: pheromone exponent (-p alpha); acs: global "
-               "evaporation (-p global_evaporation).", (("acs", "global_evaporation"),)),
-    FamilyFlag(("--beta",), float, "beta", "mmas, acs: exponent of 1/distance."),
-    FamilyFlag(("--q0",), float, "q0", "acs: probability of the greedy choice."),
-    FamilyFlag(("--k",), int, "local_update_every",
-               "acs: a local update after every k-th edge of an ant (-p local_update_every)."),
-    FamilyFlag(("--crossover",), str, "crossover", "ga: scx, bcscx, arx or hybrid."),
-    FamilyFlag(("--population",), int, "population", "ga: genes in the pool."),
-    FamilyFlag(("--groups",), int, "groups", "ga: islands of equal size."),
-    FamilyFlag(("--generations",), int, "generations", "ga: generations."),
-    FamilyFlag(("--mutation-rate",), float, "mutation_rate", "ga: fraction of offspring mutated."),
-    FamilyFlag(("--migration-interval",), int, "migration_interval",
-               "ga: generations between migrations (0: never)."),
-    FamilyFlag(("--init",), str, "init", "ga: random or 2opt genes; hc/tabu: nn or random tour."),
+    FamilyFlag(("--ls",), str, "ls"),
+    FamilyFlag(("--candidates", "-m", "--cl"), int, "candidates"),
+    FamilyFlag(("--candidate-kind", "--neighbors"), str, "candidate_kind"),
+    FamilyFlag(("--neighborhood",), str, "neighborhood"),
+    FamilyFlag(("--tenure",), int, "tenure"),
+    FamilyFlag(("--accept",), str, "accept"),
+    FamilyFlag(("--kick",), str, "kick"),
+    FamilyFlag(("--variant",), str, "variant"),
+    FamilyFlag(("--ants",), int, "ants"),
+    FamilyFlag(("--rho",), float, "persistence", (("acs", "local_evaporation"),)),
+    FamilyFlag(("--alpha",), float, "alpha", (("acs", "global_evaporation"),)),
+    FamilyFlag(("--beta",), float, "beta"),
+    FamilyFlag(("--q0",), float, "q0"),
+    FamilyFlag(("--k",), int, "local_update_every"),
+    FamilyFlag(("--crossover",), str, "crossover"),
+    FamilyFlag(("--population",), int, "population"),
+    FamilyFlag(("--groups",), int, "groups"),
+    FamilyFlag(("--generations",), int, "generations"),
+    FamilyFlag(("--mutation-rate",), float, "mutation_rate"),
+    FamilyFlag(("--migration-interval",), int, "migration_interval"),
+    FamilyFlag(("--init",), str, "init"),
 )
+
+
+class _SolveCommand(typer.core.TyperCommand):
+    """solve's command: the family flags' help is written from the parameter docs when
+    the help is shown (the solvers are imported only then)."""
+
+    def format_help(self, ctx, formatter) -> None:
+        from .solvers import REGISTRY
+
+        flags = {f.dest: f for f in FAMILY_FLAGS}
+        for option in self.params:
+            if option.name in flags:
+                option.help = flags[option.name].help(REGISTRY.values())
+        super().format_help(ctx, formatter)
 
 
 def _with_family_flags(command):
@@ -180,7 +198,7 @@ def _with_family_flags(command):
     sig = inspect.signature(command)
     fixed = [p for p in sig.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
     extra = [inspect.Parameter(f.dest, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[f.type],
-                               default=typer.Option(None, *f.names, help=f.help))
+                               default=typer.Option(None, *f.names))
              for f in FAMILY_FLAGS]
     command.__signature__ = sig.replace(parameters=fixed + extra)
     command.__annotations__ = {**command.__annotations__, **{p.name: p.annotation for p in extra}}
@@ -210,7 +228,7 @@ def solver_values(spec, params_file: Optional[str], pairs: List[str], flags: dic
     return typed
 
 
-@app.command()
+@app.command(cls=_SolveCommand)
 @_with_family_flags
 def solve(
     problem: str = typer.Argument(..., help="TSPLIB problem file, or '-' for stdin (.gz ok)."),
