@@ -44,12 +44,11 @@ class Rounds:
         self.rt, self.inst, n = rt, inst, inst.n
         self.params = SegmentIlsParams(**{"cell": CELL, **params})
         dinst = DeviceInstance(rt, inst)
-        self.cand = build_candidates(dinst, self.params.candidates())
-        ctx = SimpleNamespace(rt=rt, inst=inst, dinst=dinst, seed=seed,
-                              timed_span=lambda first, last: None)
+        self.cand = build_candidates(dinst, self.params.candidate_params())
+        ctx = SimpleNamespace(rt=rt, inst=inst, dinst=dinst, seed=seed)
         self.search = SimpleNamespace(tour=rt.empty(4 * n), pos=rt.empty(4 * n))
         self.cells = DeviceCells(ctx, self.cand, self.params, self.search)
-        self.m = min(self.params.m, self.cand.m)
+        self.m = min(self.params.candidates, self.cand.m)
 
     def run(self, order, round_no, offset, descend, budget):
         """One round from `order`; returns the new order, the gain, the kicks and the
@@ -60,7 +59,7 @@ class Rounds:
         pos[order] = np.arange(n, dtype=np.int32)
         rt.cl.enqueue_copy(rt.queue, self.search.tour, order)
         rt.cl.enqueue_copy(rt.queue, self.search.pos, pos)
-        gain, kicks = self.cells.run_round(round_no, offset, descend, budget)
+        gain, kicks, _ = self.cells.run_round(round_no, offset, descend, budget)
         cell_of = rt.read(self.cells.cells_of(round_no)[2], np.int32, n)
         return rt.read(self.search.tour, np.int32, n), gain, kicks, cell_of
 
@@ -220,7 +219,7 @@ def test_replicas_search_the_whole_tour_and_the_best_one_is_kept(rt):  # noqa: F
     assert np.array_equal(res.order, again.order) and res.iterations == 3000
     # the whole tour is one cell, and the lk polish after the last round leaves no 2-opt
     # or Or-opt move either: some cut of the tour has none left
-    lists = build_candidates(DeviceInstance(rt, inst), SegmentIlsParams().candidates()).host(rt)[0]
+    lists = build_candidates(DeviceInstance(rt, inst), SegmentIlsParams().candidate_params()).host(rt)[0]
     path = [int(c) for c in res.order]
     assert any(not any(True for _ in _improving_moves(inst, [path[r:] + path[:r]], lists[:, :8]))
                for r in range(60))

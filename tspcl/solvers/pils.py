@@ -12,8 +12,10 @@ the device, and the best copy of each is kept: a tour that fits one cell runs as
 replicas of the whole tour.  Each round takes the next of PARTITIONS k-d partitions (and a new cut of
 the tour), so borders move, and every `polish_every` rounds the whole-tour local search
 (kernels_cl/localsearch.cl, `polish` moves, every city queued) takes the moves across
-cells.  The host reads 8 bytes a round (the round's gain) and the tour only when it
-publishes a better one (SolveContext.publish_due) and at the end.
+cells (for polish_steps steps).  The rounds run through the device loop
+(device_loop.run_device_loop); the host reads 8 bytes a round (the round's gain) and
+the search's state words, and the tour only when it publishes a better one
+(SolveContext.publish_due) and at the end.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from ..neighbors import CandidateParams, candidate_bytes
 from ..params import param
 from .base import MAX_COUNT, SolveContext, SolverSpec, check_count
 from .construct import GreedyParams, run_greedy
-from .localsearch import (OPERATORS, S_CUR_LEN, S_DONE, DeviceSearch, LocalSearchParams,
+from .device_loop import LoopStatus, run_device_loop
+from .localsearch import (OPERATORS, DeviceSearch, LocalSearchParams, StateWord,
                           kick_budget, reversal_problem)
 from .localsearch import _memory as local_search_memory
 
@@ -44,7 +47,6 @@ SCAN_CHUNK = 4096       # pils.cl SCAN_CHUNK
 SCAN_WG = 256           # work-items of the scan kernels (divides SCAN_CHUNK)
 GROUPS_PER_UNIT = 4     # work-groups a round runs per compute unit (copies of cells)
 AUTO_KICKS_PER_CITY = 100  # kicks=auto without a time limit
-POLISH_BATCH = 16       # local-search steps between two status reads while polishing
 STAGING_CITIES = 1 << 24  # cities the copies' staging holds at most (256 MiB)
 MOST_GROUPS = 1024      # the memory plan's bound on GROUPS_PER_UNIT x compute units
 
@@ -76,8 +78,8 @@ class SegmentIlsParams:
                         "2opt+oropt, 3opt, lk or none")
     polish_every: int = param(1, "rounds between two polishes")
     polish_candidates: int = param(12, "candidates per city of the polish (1 to 50)")
-    polish_steps: int = param(64, "passes over the queued cities a polish takes at most (0: to "
-                              "its local optimum)")
+    polish_steps: int = param(64, "passes over the queued cities each polish takes, the first "
+                              "descent from the greedy tour too (1 or more)")
     group: int = param(128, "work-items of a cell's work-group: 32, 64, 128 or 256")
 
     def __post_init__(self):
@@ -96,7 +98,7 @@ class SegmentIlsParams:
         check_count("candidates", self.candidates, 1, 16)
         check_count("polish_candidates", self.polish_candidates, 1, 50)
         check_count("polish_every", self.polish_every, 1)
-        check_count("polish_steps", self.polish_steps, 0)
+        check_count("polish_steps", self.polish_steps, 1)
         if self.group not in (32, 64, 128, 256):
             raise UsageError(f"group must be 32, 64, 128 or 256 (got {self.group!r})")
         if self.polish != "none" and self.polish not in OPERATORS:
@@ -224,9 +226,9 @@ class DeviceCells:
         from the tour by run_round)."""
         return self._partition(round_no) if self.kd else self.tour_cells
 
-    def run_round(self, round_no: int, offset: int, descend: bool, budget: int) -> tuple[int, int]:
+    def run_round(self, round_no: int, offset: int, descend: bool, budget: int) -> tuple[int, int, list]:
         """One round on the search's tour (its positions follow): round_kicks kicks per
-        work-group, `budget` at most; returns the gain and the kicks."""
+        work-group, `budget` at most; returns the gain, the kicks and the events."""
         rt, cl, q, s, n, k = self.rt, self.rt.cl, self.rt.queue, self.search, np.int32(self.n), self.k
         seed, wg, events = self.ctx.seed, self.gain_wg, []
         members, first, cell_of, cells = self.cells_of(round_no)
@@ -262,8 +264,7 @@ class DeviceCells:
                                       self.shift, n, np.int32(offset), s.tour))
         events.append(k["pils_positions"](q, (min(self.n, 1 << 16),), None, s.tour, s.pos, n))
         gain = int(rt.read(self.round_gain, np.int64, 1)[0])
-        self.ctx.timed_span(events[0], events[-1])
-        return gain, kicks
+        return gain, kicks, events
 
 
 def max_copies(n: int, fewest_cells: int, target: int) -> int:
@@ -274,8 +275,8 @@ def max_copies(n: int, fewest_cells: int, target: int) -> int:
 
 
 def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
-    """Greedy start, whole-tour local search, then rounds of cell searches until the
-    kick budget is spent or ctx.stop says so."""
+    """Greedy start, a bounded whole-tour local search, then rounds of cell searches
+    (CellRounds, through the device loop) until the kick budget is spent or ctx.stop."""
     n = ctx.inst.n
     run_greedy(ctx, GreedyParams())
     if n < 8 or ctx.best_length == 0:
@@ -283,41 +284,69 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     cand = ctx.candidates(p.candidate_params())
     search = DeviceSearch(ctx, cand, p.polish_params(cand.m))
     search.load(ctx.best_order, ctx.best_length)
-    length = _polish(ctx, search, 0, p.polish_steps) if p.polish != "none" else ctx.best_length
+    length = ctx.best_length
+    if p.polish != "none":
+        length, events = _polish(search, p.polish_steps)
+        ctx.timed_span(events[0], events[-1])
     ctx.improve(ctx.read_tour(search.tour), 0, length)
     if n < MIN_CELL:
         return
-    cells = DeviceCells(ctx, cand, p, search)
-    budget = p.budget(n, ctx.stop.remaining() is not None)
-    draws = np.random.default_rng([ctx.seed, 0x70696C73])   # "pils": the rounds' offsets
-    kicks, round_no, round_s = 0, 0, 0.0
-    spent = {"cells": [0, 0.0], "polish": [0, 0.0]}   # gain and seconds of each phase
-    while kicks < budget and not ctx.stop(kicks):
-        left = ctx.stop.remaining()
-        if left is not None and round_no and round_s > left:
-            break   # the next round would end past the time limit
-        began = time.perf_counter()
-        offset = int(draws.integers(n))
-        gain, count = cells.run_round(round_no, offset, round_no == 0, budget - kicks)
-        length -= gain
-        round_no += 1
-        kicks += count
-        ctx.reached(length, kicks)
-        polish_began = time.perf_counter()
-        _tally(spent["cells"], gain, polish_began - began)
-        if p.polish != "none" and round_no % p.polish_every == 0:
-            search.restart(length)
-            polished = _polish(ctx, search, kicks, p.polish_steps)
-            _tally(spent["polish"], length - polished, time.perf_counter() - polish_began)
-            length = polished
-        round_s = time.perf_counter() - began
-        if ctx.publish_due(length):
-            ctx.improve(ctx.read_tour(search.tour), kicks, length)
-    ctx.improve(ctx.read_tour(search.tour), kicks, length)
-    ctx.iterations = kicks
-    ctx.notes.append(f"pils: {round_no} rounds; the cells gained {spent['cells'][0]} in "
-                     f"{spent['cells'][1]:.1f} s, the polish {spent['polish'][0]} in "
-                     f"{spent['polish'][1]:.1f} s")
+    rounds = CellRounds(ctx, p, DeviceCells(ctx, cand, p, search), search, length)
+    run_device_loop(ctx, rounds)
+    ctx.notes.append(rounds.summary())
+
+
+class CellRounds:
+    """The rounds as the device loop runs them (device_loop.DeviceRun): a step is one
+    round of the cells and, every polish_every rounds, polish_steps steps of the
+    whole-tour search; the status is the tour's exact length (the rounds' gains and the
+    search's sums) and the kicks done."""
+
+    def __init__(self, ctx: SolveContext, p: SegmentIlsParams, cells: DeviceCells,
+                 search: DeviceSearch, length: int):
+        self.ctx, self.p, self.cells, self.search, self.length = ctx, p, cells, search, length
+        self.budget = p.budget(ctx.inst.n, ctx.stop.remaining() is not None)
+        self.draws = np.random.default_rng([ctx.seed, 0x70696C73])   # "pils": the rounds' offsets
+        self.kicks = self.rounds = 0
+        self.spent = {"cells": [0, 0.0], "polish": [0, 0.0]}   # gain and seconds of each phase
+
+    def batch_size(self, status: LoopStatus) -> int:
+        return 1
+
+    def enqueue(self, count: int) -> list:
+        events = []
+        for _ in range(count):
+            began = time.perf_counter()
+            offset = int(self.draws.integers(self.ctx.inst.n))
+            gain, kicks, round_events = self.cells.run_round(self.rounds, offset, self.rounds == 0,
+                                                             self.budget - self.kicks)
+            events += round_events
+            self.length -= gain
+            self.kicks += kicks
+            self.rounds += 1
+            polish_began = time.perf_counter()
+            _tally(self.spent["cells"], gain, polish_began - began)
+            if self.p.polish != "none" and self.rounds % self.p.polish_every == 0:
+                self.search.restart(self.length)
+                polished, polish_events = _polish(self.search, self.p.polish_steps)
+                events += polish_events
+                _tally(self.spent["polish"], self.length - polished, time.perf_counter() - polish_began)
+                self.length = polished
+        return events
+
+    def read_status(self) -> LoopStatus:
+        return LoopStatus(self.length, self.kicks, self.kicks >= self.budget)
+
+    def best_buffer(self, status: LoopStatus):
+        return self.search.tour
+
+    def after_batch(self, status: LoopStatus) -> None:
+        pass
+
+    def summary(self) -> str:
+        cells, polish = self.spent["cells"], self.spent["polish"]
+        return (f"pils: {self.rounds} rounds; the cells gained {cells[0]} in {cells[1]:.1f} s, "
+                f"the polish {polish[0]} in {polish[1]:.1f} s")
 
 
 def _tally(phase: list, gain: int, seconds: float) -> None:
@@ -325,22 +354,11 @@ def _tally(phase: list, gain: int, seconds: float) -> None:
     phase[1] += seconds
 
 
-def _polish(ctx: SolveContext, search: DeviceSearch, kicks: int = 0, steps: int = 0) -> int:
-    """The whole-tour local search for at most `steps` steps (0: to its local optimum),
-    or until ctx.stop (the time limit: a million cities' first descent alone takes about
-    a minute); returns the tour's length (every batch leaves a whole tour)."""
-    left = steps or MAX_COUNT
-    state = search.run_batch(min(POLISH_BATCH, left))
-    left -= POLISH_BATCH
-    while not state[S_DONE] and left > 0 and not ctx.stop(kicks):
-        length = int(state[S_CUR_LEN])
-        ctx.reached(length, kicks)
-        if ctx.publish_due(length):
-            ctx.improve(ctx.read_tour(search.tour), kicks, length)
-        state = search.run_batch(min(POLISH_BATCH, left))
-        left -= POLISH_BATCH
-    ctx.reached(int(state[S_CUR_LEN]), kicks)
-    return int(state[S_CUR_LEN])
+def _polish(search: DeviceSearch, steps: int) -> tuple[int, list]:
+    """`steps` steps of the whole-tour local search (those after its local optimum do
+    nothing); returns the tour's length and the events."""
+    events = search.enqueue(steps)
+    return int(search.read_words()[StateWord.CUR_LEN]), events
 
 
 def _memory(inst: Instance, p: SegmentIlsParams) -> int:
