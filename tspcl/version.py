@@ -8,16 +8,27 @@ from pathlib import Path
 
 from . import __version__
 
+CODE = ("tspcl", "kernels_cl")   # what a run's results depend on, in a checkout
+
 
 @lru_cache(maxsize=None)
 def version_string() -> str:
-    """``0.1.0 (git abc1234)`` in a git checkout, else the package version."""
-    here = Path(__file__).resolve().parent.parent
+    """``0.1.0 (git abc1234)`` in a git checkout, ``0.1.0 (git abc1234, modified)`` where
+    the checkout's code differs from that commit, else the package version."""
+    return describe(Path(__file__).resolve().parent.parent)
+
+
+def describe(root: Path) -> str:
+    """The version string of the checkout at `root` (see version_string)."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=5)
+
     try:
-        sha = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, timeout=5)
-        if sha.returncode == 0 and sha.stdout.strip():
-            return f"{__version__} (git {sha.stdout.strip()})"
+        sha = git("rev-parse", "--short", "HEAD")
+        if sha.returncode != 0 or not sha.stdout.strip():
+            return __version__
+        changed = git("status", "--porcelain", "--", *CODE)
     except (OSError, subprocess.SubprocessError):
-        pass
-    return __version__
+        return __version__
+    modified = ", modified" if changed.returncode == 0 and changed.stdout.strip() else ""
+    return f"{__version__} (git {sha.stdout.strip()}{modified})"
