@@ -25,8 +25,10 @@
  * acs-gpu-spm); acs_first, then acs_step once per step, then acs_close build them step
  * by step (acs-gpu); acs_global lays the global best's pheromone (eq. 4).
  */
-#define TABU TABU_BT
 #include "ants.h"
+#if TABU != TABU_BT
+#error "acs.cl keeps its ants' tabu as a bitmask (TABU_BT)"
+#endif
 
 /* The host passes the stores' codes STORE_MATRIX, STORE_SPM, the store STORE, the empty
  * slot's node EMPTY_NODE (tspcl/solvers/acs.py STORES, EMPTY_NODE) and the status words

@@ -11,11 +11,12 @@
 #define TSPCL_ANTS_H
 #include "tour.h"
 
-#define TABU_LC 0
-#define TABU_CT 1
-#define TABU_BT 2
-#define SELECT_RWM 0
-#define SELECT_WRS 1
+/* The host passes the tabu and selection codes TABU_LC, TABU_CT, TABU_BT, SELECT_RWM,
+ * SELECT_WRS (tspcl/solvers/mmas.py ant_defines): a missing one would read as 0 in #if. */
+#if !defined(TABU_LC) || !defined(TABU_CT) || !defined(TABU_BT) || !defined(SELECT_RWM) \
+    || !defined(SELECT_WRS) || !defined(TABU)
+#error "build ants.h with mmas.py's ant_defines"
+#endif
 
 #ifndef CL
 #define CL 0

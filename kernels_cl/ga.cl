@@ -34,9 +34,10 @@
 #include "tour.h"
 #include "reduce.h"
 
-#define SCX 0
-#define BCSCX 1
-#define ARX 2
+/* The host passes the crossovers' codes SCX, BCSCX, ARX (tspcl/solvers/ga.py). */
+#if !defined(SCX) || !defined(BCSCX) || !defined(ARX)
+#error "build ga.cl with ga.py's PROGRAM_DEFINES"
+#endif
 
 /* An offspring's working memory (global, per task), for each parent one record per
  * position (Table 1 packed with what a step needs next): (city, forward jump index,
@@ -45,8 +46,8 @@
  * dependent global loads are then the candidates' records and, beside their distances,
  * the other parent's records of the same cities: two levels where separate position,
  * jump-index and gene arrays needed five or six (a step waits on the one before, so the
- * construction is latency-bound). */
-#define TASK_WORDS(n) ((9 * (n) + ((n) + 31) / 32 + 3) & ~3)
+ * construction is latency-bound).  A task's `words` ints (tspcl/solvers/ga.py
+ * task_words) hold them. */
 
 inline int wrap(const int i, const int n) { return i >= n ? i - n : i < 0 ? i + n : i; }
 
@@ -111,7 +112,7 @@ inline int visited(__global const uint *bits, const int c) { return (bits[c >> 5
  * genes[task_b[t]], crossover task_kind[t] (SCX, BCSCX, ARX with switch points task_A[t]
  * <= task_B[t], the first parent privileged outside them), built from city task_S[t] (0
  * for SCX, whose template needs it) and stored rotated to start at city 0 in
- * offspring[task_out[t]]; working memory: TASK_WORDS(n) ints per task, tasks_per_part
+ * offspring[task_out[t]]; working memory: `words` ints per task, tasks_per_part
  * tasks in each of mem0..mem3 (one buffer can exceed a device's largest allocation at a
  * million cities: 1024 tasks take 34 GiB).  The work-group sets up the
  * records and rotates the child; its first work-item walks Algorithm 1's positions k
@@ -122,7 +123,8 @@ __kernel void ga_crossover(DIST_PARAMS, __global const int *genes, __global int 
                            __global const int *restrict task_kind, __global const int *restrict task_A,
                            __global const int *restrict task_B, __global const int *restrict task_S,
                            __global const int *restrict task_out, __global int *mem0, __global int *mem1,
-                           __global int *mem2, __global int *mem3, const int tasks_per_part)
+                           __global int *mem2, __global int *mem3, const int tasks_per_part,
+                           const int words)
 {
     const int t = get_group_id(0), lid = get_local_id(0), group = get_local_size(0);
     __local int zero_at;  /* where the child has city 0 */
@@ -130,7 +132,7 @@ __kernel void ga_crossover(DIST_PARAMS, __global const int *genes, __global int 
         return;
     const int part = t / tasks_per_part;
     __global int *mem = part == 0 ? mem0 : part == 1 ? mem1 : part == 2 ? mem2 : mem3;
-    __global int *m = mem + (long)(t - part * tasks_per_part) * TASK_WORDS(n);
+    __global int *m = mem + (long)(t - part * tasks_per_part) * words;
     __global int4 *rec_a = (__global int4 *)m, *rec_b = rec_a + n;
     __global int *pos_a = m + 8 * n;
     __global uint *bits = (__global uint *)(pos_a + n);

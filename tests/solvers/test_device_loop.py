@@ -12,7 +12,7 @@ import pytest
 from kernel_fixtures import rt  # noqa: F401 - fixture
 from tspcl.device_instance import DeviceInstance
 from tspcl.gen import generate
-from tspcl.solvers import SolveContext, acs, localsearch, mmas, neighborhood
+from tspcl.solvers import SolveContext, acs, ga, localsearch, mmas, neighborhood
 from tspcl.solvers.best import BEST_DEFINES, BestOfBatch, BestWord
 from tspcl.solvers.device_loop import LONG_MAX, LoopStatus, run_device_loop
 from tspcl.stop import AnyOf, Deadline
@@ -86,11 +86,15 @@ def test_without_a_time_limit_the_batches_do_not_depend_on_time(rt):  # noqa: F8
     ("mmas", "mmas_best", mmas.program_defines("matrix", 8), "B_"),
     ("mmas", "mmas_best", mmas.program_defines("matrix", 8), "W_"),
     ("mmas", "mmas_best", mmas.program_defines("matrix", 8), "SOURCE_"),
-    ("aco", "aco_construct", {"TABU": mmas.TABUS["bt"], "SELECT": mmas.SELECTIONS["wrs"], "CL": 8,
-      **mmas.store_defines("matrix", 8)}, "W_"),
+    ("aco", "aco_construct", {**mmas.ant_defines("bt"), "CL": 8, **mmas.store_defines("matrix", 8)}, "W_"),
+    ("aco", "aco_construct", {**mmas.ant_defines("bt"), "CL": 8, **mmas.store_defines("matrix", 8)}, "TABU_"),
+    ("aco", "aco_construct", {**mmas.ant_defines("bt"), "CL": 8, **mmas.store_defines("matrix", 8)}, "SELECT_"),
+    ("acs", "acs_global", {"CL": 8, **acs.host_defines("spm")}, "TABU_"),
     ("acs", "acs_global", {"CL": 8, **acs.host_defines("spm")}, "B_"),
     ("acs", "acs_global", {"CL": 8, **acs.host_defines("spm")}, "STORE_"),
     ("acs", "acs_global", {"CL": 8, **acs.host_defines("spm")}, "EMPTY_NODE"),
+    ("ga", "ga_crossover", ga.PROGRAM_DEFINES, "SCX"),
+    ("ga", "ga_crossover", ga.PROGRAM_DEFINES, "ARX"),
     ("neighborhood", "nb_eval", neighborhood.program_defines("swap", 0), "S_"),
     ("neighborhood", "nb_eval", neighborhood.program_defines("swap", 0), "NB_"),
     ("localsearch", "ls_control", {"M": 8, **localsearch.PROGRAM_DEFINES}, "S_"),

@@ -11,9 +11,8 @@ import pytest
 from kernel_fixtures import rt  # noqa: F401 - fixture
 from tspcl.device_instance import DeviceInstance
 from tspcl.gen import generate
-from tspcl.solvers.ga import CROSSOVER_GROUP, tasks_per_part, working_memory_bytes
-
-SCX, BCSCX, ARX = 0, 1, 2
+from tspcl.solvers.ga import (ARX, BCSCX, CROSSOVER_GROUP, PROGRAM_DEFINES, SCX, task_words,
+                              tasks_per_part, working_memory_bytes)
 
 
 def host_crossover(d, a, b, kind, A=0, B=0, start=0):
@@ -67,14 +66,15 @@ def device_crossover(rt, inst, genes, tasks):  # noqa: F811
     """tasks: (a, b, kind, A, B[, start]) rows; offspring t is tasks[t]'s."""
     n, count = inst.n, len(tasks)
     dinst = DeviceInstance(rt, inst)
-    k = dinst.kernel("ga", "ga_crossover")
+    k = dinst.kernel("ga", "ga_crossover", **PROGRAM_DEFINES)
     rows = np.array([tuple(t) + (0,) * (6 - len(t)) for t in tasks], np.int32)
     cols = [rt.to_device(np.ascontiguousarray(rows[:, j])) for j in range(6)]
     out = rt.empty(4 * count * n)
     group = rt.work_group_size(k, CROSSOVER_GROUP)
     k(rt.queue, (count * group,), (group,), *dinst.dist_args, rt.to_device(genes), out, np.int32(count),
       *cols, rt.to_device(np.arange(count, dtype=np.int32)),
-      *(rt.empty(size) for size in working_memory_bytes(count, n, 0)), np.int32(tasks_per_part(count)))
+      *(rt.empty(size) for size in working_memory_bytes(count, n, 0)), np.int32(tasks_per_part(count)),
+      np.int32(task_words(n)))
     return rt.read(out, np.int32, count * n).reshape(count, n)
 
 

@@ -218,9 +218,8 @@ def sample(rt, selection, tabu, weights, visited, cur, trials, cand=None, step=1
     cl = 0 if cand is None else cand.shape[1]
     inst = generate("uniform", n, seed=1) if inst is None else inst
     dinst = DeviceInstance(rt, inst)
-    k = dinst.kernel(check_kernels("aco"), "aco_select_sample", TABU=mmas.TABUS[tabu],
-                     SELECT=mmas.SELECTIONS[selection], **{**mmas.store_defines(store, cl), "CL": cl},
-                     FALLBACK_BEST=int(fallback == "best"))
+    k = dinst.kernel(check_kernels("aco"), "aco_select_sample", **mmas.ant_defines(tabu, selection),
+                     **{**mmas.store_defines(store, cl), "CL": cl}, FALLBACK_BEST=int(fallback == "best"))
     matrix = np.zeros((n, n if store == "matrix" else cl), np.float32)
     matrix[cur] = weights if store == "matrix" else weights[cand[cur]]
     host = (1 / np.where(matrix > 0, matrix, np.nan)) if selection == "wrs" else matrix

@@ -46,7 +46,7 @@ from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_cou
 from .best import BEST_DEFINES, BestOfBatch, StepRun
 from .construct import NearestNeighborParams, run_nn
 from .device_loop import run_device_loop
-from .mmas import program_defines
+from .mmas import ant_defines, program_defines
 
 VARIANTS = ("gpu", "alt", "spm")
 READS = {"fresh": 1, "cached": 0}  # acs.cl FRESH_READS
@@ -132,9 +132,10 @@ class AcsParams:
 
 def host_defines(store: str) -> dict:
     """acs.cl's defines of the host's constants: the store STORE and the stores' codes
-    STORE_*, EMPTY_NODE, the status words B_* (best.py)."""
+    STORE_*, EMPTY_NODE, the status words B_* (best.py), and ants.h's codes (the tabu is
+    a bitmask)."""
     return {"STORE": STORES[store], **{f"STORE_{name.upper()}": code for name, code in STORES.items()},
-            "EMPTY_NODE": f"{EMPTY_NODE:#x}u", **BEST_DEFINES}
+            "EMPTY_NODE": f"{EMPTY_NODE:#x}u", **BEST_DEFINES, **ant_defines("bt")}
 
 
 def beta_whole(beta: float) -> int:

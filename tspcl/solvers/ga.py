@@ -36,7 +36,8 @@ from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_cou
 from .best import BestOfBatch, StepRun
 from .device_loop import run_device_loop
 
-SCX, BCSCX, ARX = 0, 1, 2      # ga.cl
+SCX, BCSCX, ARX = 0, 1, 2      # the crossovers' codes (ga.cl's task kinds)
+PROGRAM_DEFINES = {"SCX": SCX, "BCSCX": BCSCX, "ARX": ARX}   # ga.cl's build defines
 CROSSOVERS = ("scx", "bcscx", "arx", "hybrid")
 INITS = ("random", "2opt")
 MUTATE = ("offspring", "all")
@@ -48,7 +49,8 @@ MEMORY_PARTS = 4               # ga_crossover's working memory in mem0..mem3
 
 
 def task_words(n: int) -> int:
-    """ga.cl TASK_WORDS: an offspring's working memory in ints."""
+    """An offspring's working memory in ints (ga_crossover's `words`): two records of 4
+    ints and a position per city, the visited bits, a multiple of 4."""
     return (9 * n + (n + 31) // 32 + 3) & ~3
 
 
@@ -176,7 +178,7 @@ class GenePool:
         names = ("ga_random_genes", "ga_rotate_to_zero", "ga_lengths", "ga_compete", "ga_compete_pairs",
                  "ga_compete_store", "ga_task_draws",
                  "ga_crossover", "ga_mutate", "ga_extremes", "ga_migrate_out", "ga_migrate_in")
-        self.k = {name: ctx.dinst.kernel("ga", name) for name in names}
+        self.k = {name: ctx.dinst.kernel("ga", name, **PROGRAM_DEFINES) for name in names}
         self.genes, self.lengths = rt.empty(4 * self.m * n), rt.empty(8 * self.m)
         tasks = crossover_tasks(p)
         self.tasks = len(tasks)
@@ -232,7 +234,7 @@ class GenePool:
                                              *self.ctx.dinst.dist_args, self.genes, self.genes,
                                              np.int32(self.tasks), a, b, kind, self.task_A, self.task_B,
                                              self.task_S, out, *self.mem_parts,
-                                             np.int32(tasks_per_part(self.tasks))))
+                                             np.int32(tasks_per_part(self.tasks)), np.int32(task_words(n))))
         first = p.size // 2 if p.mutate == "offspring" else 0
         events.append(self.k["ga_mutate"](rt.queue, (m * g,), (g,), np.int32(n), np.int32(p.size), np.int32(first),
                                           np.float32(p.mutation_rate), *self._key(seed), np.uint32(gen),

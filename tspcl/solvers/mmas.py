@@ -34,8 +34,8 @@ from .best import BEST_DEFINES, BestOfBatch, BestWord, StepRun
 from .construct import NearestNeighborParams, run_nn
 from .device_loop import run_device_loop
 
-SELECTIONS = {"rwm": 0, "wrs": 1}          # aco.cl SELECT_*
-TABUS = {"lc": 0, "ct": 1, "bt": 2}         # aco.cl TABU_*
+SELECTIONS = {"rwm": 0, "wrs": 1}          # ants.h SELECT_* (ant_defines)
+TABUS = {"lc": 0, "ct": 1, "bt": 2}         # ants.h TABU_* (ant_defines)
 VARIANTS = [f"{s}-{t}" for s in SELECTIONS for t in TABUS]
 STORES = {"matrix": 0, "candidates": 1}   # aco.cl / mmas.cl W_*
 SOURCES = {"iteration": 0, "global": 1, "restart": 2}  # mmas.cl SOURCE_*: the tour a deposit follows
@@ -153,6 +153,14 @@ class MmasParams:
         return self.variant.split("-")[1]
 
 
+def ant_defines(tabu: str, selection: str = "wrs") -> dict:
+    """ants.h's defines: the tabu TABU and selection SELECT, and every code TABU_* and
+    SELECT_* they are compared with."""
+    return {"TABU": TABUS[tabu], "SELECT": SELECTIONS[selection],
+            **{f"TABU_{name.upper()}": code for name, code in TABUS.items()},
+            **{f"SELECT_{name.upper()}": code for name, code in SELECTIONS.items()}}
+
+
 def store_defines(store: str, cl: int) -> dict:
     """aco.cl's and mmas.cl's defines of the pheromone store: the stores' codes
     (W_MATRIX, W_CANDIDATES), WEIGHTS, and CL where the store is the candidate edges."""
@@ -240,7 +248,7 @@ class DeviceColony:
         if tabu_bytes(p.tabu, n) + scratch_bytes(want, cl, kept) + 64 > rt.limits.local_mem:
             kept = 0
         self.kept = kept
-        defines = {"TABU": TABUS[p.tabu], "SELECT": SELECTIONS[p.selection], "CL": cl,
+        defines = {**ant_defines(p.tabu, p.selection), "CL": cl,
                    "FALLBACK_BEST": int(p.fallback == "best"), "RWM_KEEP": int(kept > 0), **store}
         self.construct_k = ctx.dinst.kernel("aco", "aco_construct", **defines)
         max_group = min(rt.limits.max_work_group, self.construct_k.get_work_group_info(
