@@ -15,7 +15,7 @@
  * SELECT_WRS (tspcl/solvers/mmas.py ant_defines): a missing one would read as 0 in #if. */
 #if !defined(TABU_LC) || !defined(TABU_CT) || !defined(TABU_BT) || !defined(SELECT_RWM) \
     || !defined(SELECT_WRS) || !defined(TABU)
-#error "build ants.h with mmas.py's ant_defines"
+#error "the host passes TABU, SELECT and their codes TABU_LC, TABU_CT, TABU_BT, SELECT_RWM, SELECT_WRS (mmas.py ant_defines)"
 #endif
 
 #ifndef CL

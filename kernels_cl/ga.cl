@@ -36,7 +36,7 @@
 
 /* The host passes the crossovers' codes SCX, BCSCX, ARX (tspcl/solvers/ga.py). */
 #if !defined(SCX) || !defined(BCSCX) || !defined(ARX)
-#error "build ga.cl with ga.py's PROGRAM_DEFINES"
+#error "the host passes the crossovers' codes SCX, BCSCX, ARX (ga.py PROGRAM_DEFINES)"
 #endif
 
 /* An offspring's working memory (global, per task), for each parent one record per

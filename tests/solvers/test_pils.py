@@ -230,7 +230,7 @@ def test_the_tour_does_not_depend_on_the_work_group_size(rt):  # noqa: F811
     spec = get_solver("pils")
     runs = [solve(inst, spec, spec.params_from({"cell": str(CELL), "round_kicks": "8",
                                                 "group": str(group)}), rt, seed=3, iterations=600)
-            for group in (32, 64)]
+            for group in (64, 128)]
     assert np.array_equal(runs[0].order, runs[1].order) and runs[0].length == runs[1].length
 
 
