@@ -234,7 +234,7 @@ def test_ils_tours_valid_after_every_step(rt, monkeypatch, kick, accept):  # noq
         status = real(search)
         t = search.ctx.read_tour(search.tour)
         assert search.ctx.inst.tour_problem(t) is None
-        assert search.ctx.inst.tour_length(t) == search.words[ls.S_CUR_LEN]  # device bookkeeping is exact
+        assert search.ctx.inst.tour_length(t) == search.words[ls.StateWord.CUR_LEN]  # device bookkeeping is exact
         seen.append(int(search.words[ls.StateWord.KICKS]))
         return status
 

@@ -69,7 +69,6 @@ STATE_DEFINES = word_defines("S_", StateWord)
 # localsearch.cl's defines besides the search's own: the state words and the sizes the
 # host allocates by
 PROGRAM_DEFINES = {**STATE_DEFINES, "CLAIM_BLOCK": CLAIM_BLOCK, "KICK_REVERSALS": KICK_REVERSALS}
-S_CUR_LEN, S_DONE = StateWord.CUR_LEN, StateWord.DONE   # the names pils.py reads
 
 
 @dataclass(frozen=True)
