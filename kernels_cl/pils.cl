@@ -24,12 +24,12 @@
  * of the whole group is applied (ties to the smallest move code: reproducible), cities
  * without an improving move leave the queue and the ends of the changed edges join it.
  *
- * A kick moves a chain of up to `window` cities next to a city near it (a double bridge:
- * the three-edge move 2-opt and Or-opt cannot undo in one step; Martin, Otto and Felten
- * 1991), found by a random walk over the candidate lists as linkern's kicks are
- * (Applegate, Cook and Rohe 2003, section 3).  The local search then starts from the
- * kick's six end cities; the kicked path is kept when it is no longer than before, else
- * the saved path comes back (linkern keeps a kick on the same rule).
+ * A kick is a double bridge inside one piece, its four cut edges near each other: one
+ * after a random city, three after the ends of random walks from it over the candidate
+ * lists, as linkern's kicks are (Applegate, Cook and Rohe 2003, section 3).  The local
+ * search then starts from the kick's eight end cities; the kicked path is kept when it
+ * is no longer than before, else the saved path comes back (linkern keeps a kick on the
+ * same rule).
  *
  * Build defines: METRIC (distance.h); M, candidates per city used; L_MAX, the most cities
  * a cell holds; WG, the work-group size (a power of two); QCAP, queue slots; LOCAL_XY,
@@ -48,7 +48,7 @@
 /* per (city, candidate, side): 2-opt, Or-opt chains of 1-3 cities that start (1-3) or
  * end (4-6) at the city, and with LK_DEPTH a Lin-Kernighan chain (7) */
 #define VARIANTS (LK_DEPTH ? 8 : 7)
-#define MAX_REV (LK_DEPTH > 3 ? LK_DEPTH : 3)   /* reversals of one move at most */
+#define MAX_REV (LK_DEPTH > 4 ? LK_DEPTH : 4)   /* reversals of one move (or kick) at most */
 #define NO_CODE 0xFFFFFFFFu
 #define KICK_TRIES 4           /* draws a kick may take to find a chain and a place */
 
@@ -419,45 +419,63 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
     return total;
 }
 
-/* Kick number `kick` (the same draws in every work-item): a chain [u, v] of at most
- * `window` cities inside one piece (never its ends) goes, turned round or not, next to a
- * city found by a random walk of `walk` steps over the candidate lists from u's city
- * (walk = 0: a city at most `window` positions away), on either side of it, where the
- * edge is inside a piece.  Returns the reversal count (0: no kick found in KICK_TRIES
- * draws), the cost (new length minus old) and the reversals as chain_move. */
+/* Kick number `kick` (the same draws in every work-item): a double bridge (Martin, Otto
+ * and Felten 1991) inside one piece.  Four edges (q, q + 1) of the piece, q0 < q1 < q2 <
+ * q3, are cut and the three paths between them, B C D, become D C B: all four joins
+ * change, a non-sequential move that no 2-opt, Or-opt or LK step undoes in one move
+ * (moving one chain next to a city, a 3-change, is undone by one Or-opt or LK move: see
+ * the notebook).  With `walk`, the cut edges are those after (or before) a random city
+ * and the ends of three random walks of `walk` steps from it over the candidate lists
+ * (linkern's walk kick: Applegate, Cook and Rohe 2003, section 3); else after a random
+ * position and three positions at most `window` after it.  Returns the reversal count
+ * (4, or 0: no kick found in KICK_TRIES draws), the cost (new length minus old) and the
+ * reversals, as ls_kick.h's double_bridge: B C D turned round as a whole, then each. */
 inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint round,
                      const uint g, const uint kick, __local const ushort *restrict path,
                      __local const ushort *restrict at, __local const ushort *restrict piece,
                      __local const ushort *restrict lcand, const int len, const int window,
-                     const int walk, long *cost, int *lo, int *hi, int *where)
+                     const int walk, long *cost, int *lo, int *hi)
 {
     for (int t = 0; t < KICK_TRIES; t++) {
         const uint4 r = rng_block(key, round, g, kick * KICK_TRIES + t);
-        const int u = 1 + (int)rng_below(r.x, (uint)(len - 2));
-        int v = min(u + (int)rng_below(r.y, (uint)window), len - 2);
-        while (v >= u && !SAME_PIECE(u - 1, v + 1))
-            v--;
-        if (v < u)
-            continue;
-        int x;
+        int q[4];
+        q[0] = (int)rng_below(r.x, (uint)(len - 1));
         if (walk) {
             rng_stream_t st = rng_block(key, round | 0x80000000u, g, kick * KICK_TRIES + t);
-            int y = path[u];
-            for (int step = 0; step < walk; step++) {
-                const int z = lcand[y * M + (int)rng_below(stream_next(&st), (uint)M)];
-                y = z == NONE ? y : z;
+            const int start = path[q[0]];
+            for (int e = 1; e < 4; e++) {
+                int y = start;
+                for (int step = 0; step < walk; step++) {
+                    const int z = lcand[y * M + (int)rng_below(stream_next(&st), (uint)M)];
+                    y = z == NONE ? y : z;
+                }
+                q[e] = at[y] - (int)(stream_next(&st) & 1);
             }
-            x = at[y] - (int)(r.w & 1);
         } else {
-            x = u - window + (int)rng_below(r.z, (uint)(2 * window + 1));
+            q[1] = q[0] + 1 + (int)rng_below(r.y, (uint)window);
+            q[2] = q[0] + 1 + (int)rng_below(r.z, (uint)window);
+            q[3] = q[0] + 1 + (int)rng_below(r.w, (uint)window);
         }
-        if (x < 0 || x > len - 2 || (x >= u - 1 && x <= v) || !SAME_PIECE(x, x + 1))
+        for (int i = 1; i < 4; i++)          /* sort the four */
+            for (int j = i; j > 0 && q[j - 1] > q[j]; j--) {
+                const int x = q[j];
+                q[j] = q[j - 1];
+                q[j - 1] = x;
+            }
+        if (q[0] < 0 || q[3] > len - 2 || q[0] == q[1] || q[1] == q[2] || q[2] == q[3]
+            || !SAME_PIECE(q[0], q[3] + 1))
             continue;
-        long gain;
-        const int count = chain_move(DIST_ARGS, SEG_PASS, path, piece, u, v, x,
-                                     (int)((r.w >> 1) & 1), &gain, lo, hi, where);
-        *cost = -gain;
-        return count;
+        const int a_end = path[q[0]], b1 = path[q[0] + 1], b_end = path[q[1]];
+        const int c1 = path[q[1] + 1], c_end = path[q[2]], d1 = path[q[2] + 1];
+        const int d_end = path[q[3]], a1 = path[q[3] + 1];
+        const int o = q[0] + 1, lc = q[2] - q[1], ld = q[3] - q[2];
+        lo[0] = o;           hi[0] = q[3];              /* A (B C D)' = A D' C' B' */
+        lo[1] = o;           hi[1] = o + ld - 1;        /* -> A D C' B' */
+        lo[2] = o + ld;      hi[2] = o + ld + lc - 1;   /* -> A D C B' */
+        lo[3] = o + ld + lc; hi[3] = q[3];              /* -> A D C B */
+        *cost = SD(a_end, d1) + SD(d_end, c1) + SD(c_end, b1) + SD(b_end, a1)
+              - SD(a_end, b1) - SD(b_end, c1) - SD(c_end, d1) - SD(d_end, a1);
+        return 4;
     }
     return 0;
 }
@@ -607,10 +625,11 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const i
             saved_piece[i] = piece[i];
         }
         long cost = 0;
-        int lo[3], hi[3], where[3] = {0, -1, NONE};
+        int lo[MAX_REV], hi[MAX_REV];
+        const int where[3] = {0, -1, NONE};
         const int count = kicking ? kick_move(DIST_ARGS, SEG_PASS, rkey, round, (uint)g,
                                               (uint)kick, path, at, piece, lcand, len, window,
-                                              walk, &cost, lo, hi, where) : 0;
+                                              walk, &cost, lo, hi) : 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         path_apply(path, at, piece, count, lo, hi, where);
         if (lid == 0)

@@ -3,8 +3,8 @@
 Every round partitions the cities into cells (k-d cells of the plane, or runs of the
 tour where there are no coordinates); one work-group per cell runs a whole iterated
 local search on the pieces of the tour inside it, in local memory (kernels_cl/pils.cl:
-2-opt, Or-opt between pieces and Lin-Kernighan chains over the candidate lists, chains
-moved next to a city a random walk finds as kicks, a kicked cell kept when it is no
+2-opt, Or-opt between pieces and Lin-Kernighan chains over the candidate lists, double
+bridges whose cut edges random walks find as kicks, a kicked cell kept when it is no
 longer), all cells at once, with no host round trip per kick.  Every move keeps the
 ends of every piece, so the improvements of all cells are kept together; pils_place
 lays the tour out again.  Every cell is searched by as many copies (own draws) as fill
@@ -65,11 +65,12 @@ class SegmentIlsParams:
                        "auto (kd where there are coordinates)")
     cell: int = param(0, "cities per cell at most (0: as many as local memory holds)")
     round_kicks: int = param(64, "kicks per cell per round")
-    kick: str = param("walk", "walk (a chain of at most window cities moved next to a city "
-                      "found by a random walk over the candidates, linkern's kick) or window "
-                      "(at most window positions away)")
-    window: int = param(200, "cities a kick moves at most / positions away it lands at most")
-    walk: int = param(40, "walk: steps of the random walk")
+    kick: str = param("walk", "walk (a double bridge cutting the edges after a random city and "
+                      "after the ends of three random walks from it over the candidates, "
+                      "linkern's kick) or window (cut points at most window positions after "
+                      "the first)")
+    window: int = param(200, "kick=window: positions after the first cut the others lie at most")
+    walk: int = param(40, "kick=walk: steps of each random walk")
     depth: int = param(6, "2-opt steps of the cells' Lin-Kernighan chains (0: 2-opt and Or-opt "
                        "only)")
     candidates: int = param(8, "candidates per city in the cells' search (1 to 16)")
