@@ -50,7 +50,8 @@
 #define VARIANTS (LK_DEPTH ? 8 : 7)
 #define MAX_REV (LK_DEPTH > 4 ? LK_DEPTH : 4)   /* reversals of one move (or kick) at most */
 #define NO_CODE 0xFFFFFFFFu
-#define KICK_TRIES 4           /* draws a kick may take to find a chain and a place */
+#define WHERE_INTS 6           /* two position ranges and the pieces they join */
+#define KICK_TRIES 4           /* draws a kick may take to find its four edges */
 
 /* The cell a work-group owns, all in local memory. */
 #if LOCAL_XY
@@ -181,7 +182,7 @@ inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict pat
  * x > v), with chain end e1 (u's city, or v's when `flip`) next to x's city: its gain
  * (old length minus new) and the reversals that apply it (returns their count, 2 when
  * the chain turns round, else 3).  where[0..1] gets the chain's positions after the move
- * and where[2] the piece it joins (x's).  Keeps every piece's ends and their pairing when
+ * and where[2] the piece it joins (x's); where[3..5] is left alone.  Keeps every piece's ends and their pairing when
  * u - 1 and v + 1 are in one piece and x and x + 1 in one. */
 inline int chain_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
                       __local const ushort *restrict piece, const int u, const int v,
@@ -213,7 +214,7 @@ inline int chain_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path
  * a, 1: before a) for 2-opt, or the chain next to c on c's side `side` (0: after c,
  * 1: before c) for Or-opt, on the path of `len` positions: its gain (old length minus
  * new), the reversals [lo[r], hi[r]] that apply it, in order, and for Or-opt the chain's
- * new place (chain_move's where; where[2] = NONE otherwise).  Returns how many reversals
+ * new place (chain_move's where; where[2] = NONE otherwise; where[5] = NONE).  Returns how many reversals
  * (0: no such move).  Positions 0 and len - 1 are never inside a reversal. */
 inline int path_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
                      __local const ushort *restrict at, __local const ushort *restrict piece,
@@ -222,7 +223,7 @@ inline int path_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
                      int *hi, int *where)
 {
     const int i = at[a], j = at[c];
-    where[2] = NONE;
+    where[2] = where[5] = NONE;
     if (a == c)
         return 0;
 #if LK_DEPTH
@@ -267,7 +268,8 @@ inline uint move_code(const int a, const int k, const int side, const int varian
 DEFINE_GROUP_REVERSE(path_reverse, __local, ushort)
 
 /* A move's reversals in order, with a barrier after each; then the cities at positions
- * where[0..1] join piece where[2] (unless NONE). */
+ * where[0..1] join piece where[2] and those at where[3..4] piece where[5] (each unless
+ * NONE). */
 inline void path_apply(__local ushort *restrict path, __local ushort *restrict at,
                        __local ushort *restrict piece, const int count, const int *lo,
                        const int *hi, const int *where)
@@ -276,8 +278,10 @@ inline void path_apply(__local ushort *restrict path, __local ushort *restrict a
         path_reverse(path, at, L_MAX, lo[r], hi[r] - lo[r] + 1);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    for (int p = where[0] + get_local_id(0); p <= where[1] && where[2] != NONE; p += WG)
-        piece[path[p]] = (ushort)where[2];
+    for (int w = 0; w < WHERE_INTS; w += 3)
+        for (int p = where[w] + get_local_id(0); p <= where[w + 1] && where[w + 2] != NONE;
+             p += WG)
+            piece[path[p]] = (ushort)where[w + 2];
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
@@ -308,7 +312,7 @@ inline void queue_ends(__local const ushort *path, const int len, __local ushort
 #define SH_LO 2
 #define SH_HI (2 + MAX_REV)
 #define SH_WHERE (2 + 2 * MAX_REV)
-#define SHARED_INTS (5 + 2 * MAX_REV)
+#define SHARED_INTS (2 + 2 * MAX_REV + WHERE_INTS)
 
 /* Work-item 0 leaves a move in shared[] for every work-item to read. */
 inline void share_move(__local int *shared, const int count, const int *lo, const int *hi,
@@ -319,7 +323,7 @@ inline void share_move(__local int *shared, const int count, const int *lo, cons
         shared[SH_LO + r] = lo[r];
         shared[SH_HI + r] = hi[r];
     }
-    for (int w = 0; w < 3; w++)
+    for (int w = 0; w < WHERE_INTS; w++)
         shared[SH_WHERE + w] = where[w];
 }
 
@@ -331,7 +335,7 @@ inline int shared_move(__local const int *shared, int *lo, int *hi, int *where)
         lo[r] = shared[SH_LO + r];
         hi[r] = shared[SH_HI + r];
     }
-    for (int w = 0; w < 3; w++)
+    for (int w = 0; w < WHERE_INTS; w++)
         where[w] = shared[SH_WHERE + w];
     return count;
 }
@@ -364,7 +368,7 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
             int found = 0;
             for (int variant = 0; variant < VARIANTS; variant++) {
                 long g;
-                int lo[MAX_REV], hi[MAX_REV], where[3];
+                int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS];
                 if (path_move(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a, c, side,
                               variant, &g, lo, hi, where) && g > 0) {
                     found = 1;
@@ -392,7 +396,7 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
                 const int variant = code % 8, side = (code / 8) % 2, k = (code / 16) % M;
                 const int a = code / 16 / M;
                 long g;
-                int lo[MAX_REV], hi[MAX_REV], where[3];
+                int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS];
                 const int count = path_move(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a,
                                             lcand[a * M + k], side, variant, &g, lo, hi, where);
                 share_move(shared, count, lo, hi, where);
@@ -402,7 +406,7 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
         if (best == 0)
             continue;          /* the queue emptied: the loop's test ends it */
         total += best;
-        int lo[MAX_REV], hi[MAX_REV], where[3];
+        int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS];
         const int count = shared_move(shared, lo, hi, where);
         barrier(CLK_LOCAL_MEM_FENCE);
         path_apply(path, at, piece, count, lo, hi, where);
@@ -420,21 +424,24 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
 }
 
 /* Kick number `kick` (the same draws in every work-item): a double bridge (Martin, Otto
- * and Felten 1991) inside one piece.  Four edges (q, q + 1) of the piece, q0 < q1 < q2 <
- * q3, are cut and the three paths between them, B C D, become D C B: all four joins
- * change, a non-sequential move that no 2-opt, Or-opt or LK step undoes in one move
- * (moving one chain next to a city, a 3-change, is undone by one Or-opt or LK move: see
- * the notebook).  With `walk`, the cut edges are those after (or before) a random city
- * and the ends of three random walks of `walk` steps from it over the candidate lists
- * (linkern's walk kick: Applegate, Cook and Rohe 2003, section 3); else after a random
- * position and three positions at most `window` after it.  Returns the reversal count
- * (4, or 0: no kick found in KICK_TRIES draws), the cost (new length minus old) and the
- * reversals, as ls_kick.h's double_bridge: B C D turned round as a whole, then each. */
+ * and Felten 1991).  Four edges (q, q + 1), q0 < q1 < q2 < q3, are cut and the three
+ * paths between them, B C D, become D C B: all four joins change, a non-sequential move
+ * that no 2-opt, Or-opt or LK step undoes in one move (moving one chain next to a city,
+ * a 3-change, is undone by one Or-opt or LK move: see the notebook).  B and D each lie
+ * inside one piece, not always the same, and C may hold piece ends: B and D swap places
+ * (and pieces), C keeps its order, so every piece keeps its ends.  With `walk`, the cut
+ * edges are those after (or before) a random city and the ends of three random walks of
+ * `walk` steps from it over the candidate lists (linkern's walk kick: Applegate, Cook and
+ * Rohe 2003, section 3); else after a random position and three positions at most
+ * `window` after it.  Returns the reversal count (4, or 0: no kick found in KICK_TRIES
+ * draws), the cost (new length minus old), the reversals, as ls_kick.h's double_bridge
+ * (B C D turned round as a whole, then each), and in where[] D's new place, joining B's
+ * old piece, and B's, joining D's (path_apply). */
 inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint round,
                      const uint g, const uint kick, __local const ushort *restrict path,
                      __local const ushort *restrict at, __local const ushort *restrict piece,
                      __local const ushort *restrict lcand, const int len, const int window,
-                     const int walk, long *cost, int *lo, int *hi)
+                     const int walk, long *cost, int *lo, int *hi, int *where)
 {
     for (int t = 0; t < KICK_TRIES; t++) {
         const uint4 r = rng_block(key, round, g, kick * KICK_TRIES + t);
@@ -463,16 +470,23 @@ inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint roun
                 q[j - 1] = x;
             }
         if (q[0] < 0 || q[3] > len - 2 || q[0] == q[1] || q[1] == q[2] || q[2] == q[3]
-            || !SAME_PIECE(q[0], q[3] + 1))
+            || !SAME_PIECE(q[0], q[1] + 1) || !SAME_PIECE(q[2], q[3] + 1))
             continue;
         const int a_end = path[q[0]], b1 = path[q[0] + 1], b_end = path[q[1]];
         const int c1 = path[q[1] + 1], c_end = path[q[2]], d1 = path[q[2] + 1];
         const int d_end = path[q[3]], a1 = path[q[3] + 1];
-        const int o = q[0] + 1, lc = q[2] - q[1], ld = q[3] - q[2];
+        const int o = q[0] + 1, lb = q[1] - q[0], lc = q[2] - q[1], ld = q[3] - q[2];
         lo[0] = o;           hi[0] = q[3];              /* A (B C D)' = A D' C' B' */
         lo[1] = o;           hi[1] = o + ld - 1;        /* -> A D C' B' */
         lo[2] = o + ld;      hi[2] = o + ld + lc - 1;   /* -> A D C B' */
         lo[3] = o + ld + lc; hi[3] = q[3];              /* -> A D C B */
+        const int from = piece[a_end], to = piece[a1];
+        where[0] = o;
+        where[1] = o + ld - 1;
+        where[3] = q[3] - lb + 1;
+        where[4] = q[3];
+        where[2] = from == to ? NONE : from;
+        where[5] = from == to ? NONE : to;
         *cost = SD(a_end, d1) + SD(d_end, c1) + SD(c_end, b1) + SD(b_end, a1)
               - SD(a_end, b1) - SD(b_end, c1) - SD(c_end, d1) - SD(d_end, a1);
         return 4;
@@ -625,11 +639,10 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const i
             saved_piece[i] = piece[i];
         }
         long cost = 0;
-        int lo[MAX_REV], hi[MAX_REV];
-        const int where[3] = {0, -1, NONE};
+        int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS] = {0, -1, NONE, 0, -1, NONE};
         const int count = kicking ? kick_move(DIST_ARGS, SEG_PASS, rkey, round, (uint)g,
                                               (uint)kick, path, at, piece, lcand, len, window,
-                                              walk, &cost, lo, hi) : 0;
+                                              walk, &cost, lo, hi, where) : 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         path_apply(path, at, piece, count, lo, hi, where);
         if (lid == 0)

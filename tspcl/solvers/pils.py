@@ -127,7 +127,7 @@ class SegmentIlsParams:
 def local_bytes(length: int, m: int, local_xy: bool, group: int) -> int:
     """Local memory of one pils_round work-group of `group` work-items (pils.cl's arrays)."""
     per_city = 8 + (16 if local_xy else 0) + 6 * 2 + 2 * m + 1
-    return length * per_city + QUEUE_SLOTS * 6 + 4 * (5 + 2 * 16) + group * 12
+    return length * per_city + QUEUE_SLOTS * 6 + 4 * (8 + 2 * 16) + group * 12
 
 
 def longest_cell(m: int, local_mem: int, local_xy: bool, group: int) -> int:
