@@ -24,10 +24,10 @@
  * of the whole group is applied (ties to the smallest move code: reproducible), cities
  * without an improving move leave the queue and the ends of the changed edges join it.
  *
- * A kick is a double bridge inside one piece, its four cut edges near each other: one
- * after a random city, three after the ends of random walks from it over the candidate
- * lists, as linkern's kicks are (Applegate, Cook and Rohe 2003, section 3).  The local
- * search then starts from the kick's eight end cities; the kicked path is kept when it
+ * A kick is a double bridge, its four cut edges near each other, or a chain moved next
+ * to a city near it, found by random walks over the candidate lists as linkern's kicks
+ * are (Applegate, Cook and Rohe 2003, section 3).  The local search then starts from the
+ * kick's end cities; the kicked path is kept when it
  * is no longer than before, else the saved path comes back (linkern keeps a kick on the
  * same rule).
  *
@@ -423,46 +423,65 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
     return total;
 }
 
-/* Kick number `kick` (the same draws in every work-item): a double bridge (Martin, Otto
- * and Felten 1991).  Four edges (q, q + 1), q0 < q1 < q2 < q3, are cut and the three
- * paths between them, B C D, become D C B: all four joins change, a non-sequential move
- * that no 2-opt, Or-opt or LK step undoes in one move (moving one chain next to a city,
- * a 3-change, is undone by one Or-opt or LK move: see the notebook).  B and D each lie
- * inside one piece, not always the same, and C may hold piece ends: B and D swap places
- * (and pieces), C keeps its order, so every piece keeps its ends.  With `walk`, the cut
- * edges are those after (or before) a random city and the ends of three random walks of
- * `walk` steps from it over the candidate lists (linkern's walk kick: Applegate, Cook and
- * Rohe 2003, section 3); else after a random position and three positions at most
- * `window` after it.  Returns the reversal count (4, or 0: no kick found in KICK_TRIES
- * draws), the cost (new length minus old), the reversals, as ls_kick.h's double_bridge
- * (B C D turned round as a whole, then each), and in where[] D's new place, joining B's
- * old piece, and B's, joining D's (path_apply). */
+/* The local index a random walk of `walk` steps over the candidate lists reaches from y
+ * (a step to a candidate outside the cell stays). */
+inline int walk_from(__local const ushort *restrict lcand, int y, const int walk,
+                     rng_stream_t *st)
+{
+    for (int step = 0; step < walk; step++) {
+        const int z = lcand[y * M + (int)rng_below(stream_next(st), (uint)M)];
+        y = z == NONE ? y : z;
+    }
+    return y;
+}
+
+/* Kick number `kick` (the same draws in every work-item), from a random city and random
+ * walks of `walk` steps from it over the candidate lists, as linkern's kicks are
+ * (Applegate, Cook and Rohe 2003, section 3).  A share bridge_cut / 65536 of the draws
+ * are double bridges, the others chain moves:
+ *   double bridge (Martin, Otto and Felten 1991): the edges after (or before) the city
+ *     and the ends of three walks, (q, q + 1) with q0 < q1 < q2 < q3, are cut and the
+ *     paths between them, B C D, become D C B: all four joins change, a non-sequential
+ *     move no 2-opt, Or-opt or LK step undoes in one move.  B and D each lie inside one
+ *     piece, not always the same, and C may hold piece ends: B and D swap places (and
+ *     pieces), C keeps its order, so every piece keeps its ends.  Applied as ls_kick.h's
+ *     double_bridge: B C D turned round as a whole, then each;
+ *   chain move: a chain of at most `window` cities from the city, inside its piece, goes
+ *     (turned round or not) next to the end of one walk, on either side of it, where the
+ *     edge is inside a piece: a 3-change (chain_move), which one Or-opt or LK move may
+ *     undo, so a finer kick.
+ * Returns the reversal count (0: no kick found in KICK_TRIES draws), the cost (new length
+ * minus old), the reversals, and in where[] the cities that change pieces (path_apply). */
 inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint round,
                      const uint g, const uint kick, __local const ushort *restrict path,
                      __local const ushort *restrict at, __local const ushort *restrict piece,
                      __local const ushort *restrict lcand, const int len, const int window,
-                     const int walk, long *cost, int *lo, int *hi, int *where)
+                     const int walk, const uint bridge_cut, long *cost, int *lo, int *hi,
+                     int *where)
 {
     for (int t = 0; t < KICK_TRIES; t++) {
         const uint4 r = rng_block(key, round, g, kick * KICK_TRIES + t);
-        int q[4];
-        q[0] = (int)rng_below(r.x, (uint)(len - 1));
-        if (walk) {
-            rng_stream_t st = rng_block(key, round | 0x80000000u, g, kick * KICK_TRIES + t);
-            const int start = path[q[0]];
-            for (int e = 1; e < 4; e++) {
-                int y = start;
-                for (int step = 0; step < walk; step++) {
-                    const int z = lcand[y * M + (int)rng_below(stream_next(&st), (uint)M)];
-                    y = z == NONE ? y : z;
-                }
-                q[e] = at[y] - (int)(stream_next(&st) & 1);
-            }
-        } else {
-            q[1] = q[0] + 1 + (int)rng_below(r.y, (uint)window);
-            q[2] = q[0] + 1 + (int)rng_below(r.z, (uint)window);
-            q[3] = q[0] + 1 + (int)rng_below(r.w, (uint)window);
+        rng_stream_t st = rng_block(key, round | 0x80000000u, g, kick * KICK_TRIES + t);
+        if ((r.z >> 16) >= bridge_cut) {                        /* a chain move */
+            const int u = 1 + (int)rng_below(r.x, (uint)(len - 2));
+            int v = min(u + (int)rng_below(r.y, (uint)window), len - 2);
+            while (v >= u && !SAME_PIECE(u - 1, v + 1))
+                v--;
+            const int x = at[walk_from(lcand, path[u], walk, &st)] - (int)(r.w & 1);
+            if (v < u || x < 0 || x > len - 2 || (x >= u - 1 && x <= v)
+                || !SAME_PIECE(x, x + 1))
+                continue;
+            long gain;
+            where[5] = NONE;
+            const int count = chain_move(DIST_ARGS, SEG_PASS, path, piece, u, v, x,
+                                         (int)((r.w >> 1) & 1), &gain, lo, hi, where);
+            *cost = -gain;
+            return count;
         }
+        int q[4];                                                /* a double bridge */
+        q[0] = (int)rng_below(r.x, (uint)(len - 1));
+        for (int e = 1; e < 4; e++)
+            q[e] = at[walk_from(lcand, path[q[0]], walk, &st)] - (int)(stream_next(&st) & 1);
         for (int i = 1; i < 4; i++)          /* sort the four */
             for (int j = i; j > 0 && q[j - 1] > q[j]; j--) {
                 const int x = q[j];
@@ -480,12 +499,12 @@ inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint roun
         lo[1] = o;           hi[1] = o + ld - 1;        /* -> A D C' B' */
         lo[2] = o + ld;      hi[2] = o + ld + lc - 1;   /* -> A D C B' */
         lo[3] = o + ld + lc; hi[3] = q[3];              /* -> A D C B */
-        const int from = piece[a_end], to = piece[a1];
-        where[0] = o;
+        const int from = piece[a_end], to = piece[a1];  /* B's piece, D's */
+        where[0] = o;                                   /* D, into B's piece */
         where[1] = o + ld - 1;
-        where[3] = q[3] - lb + 1;
-        where[4] = q[3];
         where[2] = from == to ? NONE : from;
+        where[3] = q[3] - lb + 1;                       /* B, into D's */
+        where[4] = q[3];
         where[5] = from == to ? NONE : to;
         *cost = SD(a_end, d1) + SD(d_end, c1) + SD(c_end, b1) + SD(b_end, a1)
               - SD(a_end, b1) - SD(b_end, c1) - SD(c_end, d1) - SD(d_end, a1);
@@ -535,8 +554,8 @@ __kernel void pils_tour_cells(__global const int *restrict tour, const int n, co
  *                old one (pils_place lays the tour out from copy 0's, after pils_pick)
  *   descend:     1: first a local search from every city of the cell, to a local
  *                optimum of its moves (verified: a pass that finds nothing)
- *   kicks/window/walk: kicks per work-group (one more in the first `extra` groups), as
- *                kick_move draws them
+ *   kicks/window/walk/bridge_cut: kicks per work-group (one more in the first `extra`
+ *                groups), as kick_move draws them
  *   seed, round: the draws are Philox(seed; round, group, kick).
  * gain[g] is how much shorter work-group g made its cell's pieces. */
 __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const int cand_m,
@@ -549,7 +568,7 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const i
                          const uint seed_lo, const uint seed_hi, const uint round,
                          const int offset, const int copies,
                          const int descend, const int kicks, const int extra,
-                         const int window, const int walk)
+                         const int window, const int walk, const uint bridge_cut)
 {
     __local int city[L_MAX], key[L_MAX];
 #if LOCAL_XY
@@ -642,7 +661,7 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const i
         int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS] = {0, -1, NONE, 0, -1, NONE};
         const int count = kicking ? kick_move(DIST_ARGS, SEG_PASS, rkey, round, (uint)g,
                                               (uint)kick, path, at, piece, lcand, len, window,
-                                              walk, &cost, lo, hi, where) : 0;
+                                              walk, bridge_cut, &cost, lo, hi, where) : 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         path_apply(path, at, piece, count, lo, hi, where);
         if (lid == 0)

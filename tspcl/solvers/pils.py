@@ -3,9 +3,9 @@
 Every round partitions the cities into cells (k-d cells of the plane, or runs of the
 tour where there are no coordinates); one work-group per cell runs a whole iterated
 local search on the pieces of the tour inside it, in local memory (kernels_cl/pils.cl:
-2-opt, Or-opt between pieces and Lin-Kernighan chains over the candidate lists, double
-bridges whose cut edges random walks find as kicks, a kicked cell kept when it is no
-longer), all cells at once, with no host round trip per kick.  Every move keeps the
+2-opt, Or-opt between pieces and Lin-Kernighan chains over the candidate lists; kicks
+are double bridges or chain moves whose cities random walks find, a kicked cell kept
+when it is no longer), all cells at once, with no host round trip per kick.  Every move keeps the
 ends of every piece, so the improvements of all cells are kept together; pils_place
 lays the tour out again.  Every cell is searched by as many copies (own draws) as fill
 the device, and the best copy of each is kept: a tour that fits one cell runs as
@@ -39,7 +39,7 @@ from .localsearch import _memory as local_search_memory
 
 QUEUE_SLOTS = 32        # cities a cell's local search evaluates at once (pils.cl QCAP)
 MAX_MOVES = 256         # moves one cell's search applies at most (pils.cl MAX_MOVES)
-KICKS = ("walk", "window")
+BRIDGE_SCALE = 1 << 16  # pils.cl draws kicks as double bridges below bridges * this
 CELLS = ("auto", "kd", "tour")
 MIN_CELL = 16           # the smallest cell worth a work-group
 PARTITIONS = 8          # k-d partitions drawn and kept, used in turn
@@ -65,12 +65,12 @@ class SegmentIlsParams:
                        "auto (kd where there are coordinates)")
     cell: int = param(0, "cities per cell at most (0: as many as local memory holds)")
     round_kicks: int = param(64, "kicks per cell per round")
-    kick: str = param("walk", "walk (a double bridge cutting the edges after a random city and "
-                      "after the ends of three random walks from it over the candidates, "
-                      "linkern's kick) or window (cut points at most window positions after "
-                      "the first)")
-    window: int = param(200, "kick=window: positions after the first cut the others lie at most")
-    walk: int = param(40, "kick=walk: steps of each random walk")
+    bridges: float = param(0.5, "share of the kicks that are double bridges (four joins "
+                           "change, which no single move undoes); the others move a chain next to "
+                           "a city near it (finer)")
+    window: int = param(200, "cities a chain kick moves at most")
+    walk: int = param(40, "steps of each random walk over the candidates that finds a kick's "
+                      "cities (linkern's walk kick)")
     depth: int = param(6, "2-opt steps of the cells' Lin-Kernighan chains (0: 2-opt and Or-opt "
                        "only)")
     candidates: int = param(8, "candidates per city in the cells' search (1 to 16)")
@@ -91,8 +91,8 @@ class SegmentIlsParams:
         if self.cell:
             check_count("cell", self.cell, MIN_CELL, 65535, note=", or 0 for auto")
         check_count("round_kicks", self.round_kicks, 1, 1 << 20)
-        if self.kick not in KICKS:
-            raise UsageError(f"kick must be one of {', '.join(KICKS)} (got {self.kick!r})")
+        if not 0 <= self.bridges <= 1:
+            raise UsageError(f"bridges must be a share from 0 to 1 (got {self.bridges})")
         check_count("window", self.window, 3, 65535)
         check_count("walk", self.walk, 1, 1000)
         check_count("depth", self.depth, 0, 16)
@@ -249,7 +249,7 @@ class DeviceCells:
             np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32), np.uint32(round_no),
             np.int32(offset), np.int32(copies), np.int32(descend),
             np.int32(kicks // groups), np.int32(kicks % groups), np.int32(self.p.window),
-            np.int32(self.p.walk if self.p.kick == "walk" else 0)))
+            np.int32(self.p.walk), np.uint32(round(self.p.bridges * BRIDGE_SCALE))))
         events.append(k["pils_pick"](q, (cells * wg,), (wg,), self.gains, np.int32(copies), first, n,
                                      staging, base, index, delta, self.cell_gain,
                                      cl.LocalMemory(8 * wg), cl.LocalMemory(4 * wg)))
