@@ -13,12 +13,13 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..buffers import BufferPlan
 from ..errors import UsageError
 from ..instance import Instance
-from ..neighbors import CandidateParams, candidate_bytes
+from ..neighbors import CandidateParams
 from ..params import param
 from ..sort import padded_length, sort_keys
-from .base import MAX_CANDIDATES, SolveContext, SolverSpec, check_count
+from .base import MAX_CANDIDATES, SolveContext, SolverSpec, check_count, shared_plan
 
 GROUP_SIZE = 256  # the single work-group of nn_tour / greedy_tour (capped by the device)
 CANDIDATES_HINT = "fewer candidates (e.g. -p candidates=5)"
@@ -68,45 +69,82 @@ def _single_group(ctx: SolveContext, kernel) -> int:
     return ctx.rt.work_group_size(kernel, GROUP_SIZE)
 
 
+def nn_plan(n: int) -> BufferPlan:
+    """nn_tour's buffers: the tour, the cities not yet visited and where each lies in that
+    list, the visited flags."""
+    return (BufferPlan().add("nn_tour", np.int32, n).add("nn_rem", np.int32, n)
+            .add("nn_where", np.int32, n).add("nn_visited", np.uint8, n))
+
+
+def edge_keys(n: int, m: int) -> int:
+    """The keys greedy sorts over candidate lists of m cities: an edge key a candidate
+    and at least one ~0 key that ends the edge list, padded to a power of two."""
+    return padded_length(n * m + 1)
+
+
+def greedy_plan(n: int, m: int) -> BufferPlan:
+    """greedy's buffers over candidate lists of m cities: the edge keys, then greedy_tour's
+    two neighbours, degree and fragment parent of each city, the tour, the free ends and
+    where each lies in that list."""
+    return (BufferPlan().add("greedy_keys", np.uint64, edge_keys(n, m))
+            .add("greedy_adj", np.int32, 2 * n).add("greedy_deg", np.int32, n)
+            .add("greedy_parent", np.int32, n).add("greedy_tour", np.int32, n)
+            .add("greedy_rem", np.int32, n).add("greedy_where", np.int32, n))
+
+
+def keyed_plan(n: int, name: str) -> BufferPlan:
+    """The buffers of a tour read off sorted keys (_tour_from_keys): `name`_keys, a key a
+    city padded to a power of two, and `name`_tour."""
+    return BufferPlan().add(f"{name}_keys", np.uint64, padded_length(n)).add(f"{name}_tour", np.int32, n)
+
+
+def sfc_plan(n: int) -> BufferPlan:
+    """sfc's buffers: the keyed tour's and the cities' plane coordinates."""
+    return keyed_plan(n, "sfc").add("sfc_plane", np.float64, 2 * n)
+
+
+def random_plan(n: int) -> BufferPlan:
+    """random's buffers: the keyed tour's."""
+    return keyed_plan(n, "random")
+
+
 def run_nn(ctx: SolveContext, p: NearestNeighborParams) -> None:
     rt, dinst, n = ctx.rt, ctx.dinst, ctx.inst.n
     cand = ctx.candidates(CandidateParams("knn", p.candidates))
     k = dinst.kernel("construct", "nn_tour")
     wg = _single_group(ctx, k)
-    tour = rt.empty(4 * n)
-    ev = k(rt.queue, (wg,), (wg,), *dinst.dist_args, cand.cities, np.int32(cand.m),
-           np.int32(start_city(ctx.seed, n, p.start_city)), tour, rt.empty(4 * n), rt.empty(4 * n),
-           rt.empty(n), rt.cl.LocalMemory(4 * wg), rt.cl.LocalMemory(4 * wg))
+    bufs = nn_plan(n).allocate(rt)
+    ev = k(rt.queue, (wg,), (wg,), *dinst.dist_args, cand.cities, cand.m,
+           start_city(ctx.seed, n, p.start_city), bufs.nn_tour, bufs.nn_rem, bufs.nn_where,
+           bufs.nn_visited, rt.cl.LocalMemory(4 * wg), rt.cl.LocalMemory(4 * wg))
     ctx.timed(ev)
-    ctx.improve(ctx.read_tour(tour), 0)
+    ctx.improve(ctx.read_tour(bufs.nn_tour), 0)
 
 
 def run_greedy(ctx: SolveContext, p: GreedyParams) -> None:
     rt, dinst, n = ctx.rt, ctx.dinst, ctx.inst.n
     cand = ctx.candidates(CandidateParams("knn", p.candidates))
     m = cand.m
-    length = padded_length(n * m + 1)  # at least one ~0 key ends the edge list
-    keys = rt.empty(8 * length)
+    bufs = greedy_plan(n, m).allocate(rt)
+    length = edge_keys(n, m)
     mk = dinst.kernel("construct", "greedy_edge_keys")
-    events = [mk(rt.queue, (length,), None, np.int32(n), cand.cities, cand.dists,
-                 np.int32(m), keys, np.int32(length))]
-    events += sort_keys(rt, keys, length)
+    events = [mk(rt.queue, (length,), None, n, cand.cities, cand.dists, m, bufs.greedy_keys, length)]
+    events += sort_keys(rt, bufs.greedy_keys, length)
     k = dinst.kernel("construct", "greedy_tour")
     wg = _single_group(ctx, k)
-    tour = rt.empty(4 * n)
-    events.append(k(rt.queue, (wg,), (wg,), *dinst.dist_args, keys, cand.cities, np.int32(m),
-                    rt.empty(8 * n), rt.empty(4 * n), rt.empty(4 * n), tour, rt.empty(4 * n),
-                    rt.empty(4 * n), rt.cl.LocalMemory(4 * wg), rt.cl.LocalMemory(4 * wg)))
+    events.append(k(rt.queue, (wg,), (wg,), *dinst.dist_args, bufs.greedy_keys, cand.cities, m,
+                    bufs.greedy_adj, bufs.greedy_deg, bufs.greedy_parent, bufs.greedy_tour,
+                    bufs.greedy_rem, bufs.greedy_where, rt.cl.LocalMemory(4 * wg),
+                    rt.cl.LocalMemory(4 * wg)))
     ctx.timed(events)
-    ctx.improve(ctx.read_tour(tour), 0)
+    ctx.improve(ctx.read_tour(bufs.greedy_tour), 0)
 
 
-def _tour_from_keys(ctx: SolveContext, keys, length: int, events: list) -> None:
+def _tour_from_keys(ctx: SolveContext, keys, tour, length: int, events: list) -> None:
     rt, n = ctx.rt, ctx.inst.n
     events += sort_keys(rt, keys, length)
-    tour = rt.empty(4 * n)
     k = rt.kernel("construct", "keys_to_tour", ctx.dinst.defines)
-    events.append(k(rt.queue, (length,), None, np.int32(n), keys, tour))
+    events.append(k(rt.queue, (length,), None, n, keys, tour))
     ctx.timed(events)
     ctx.improve(ctx.read_tour(tour), 0)
 
@@ -117,25 +155,22 @@ def run_sfc(ctx: SolveContext, p: NoParams) -> None:
     lo, hi = plane.min(axis=0), plane.max(axis=0)
     span = float(max((hi - lo).max(), 1e-300))
     length = padded_length(n)
-    keys = rt.empty(8 * length)
+    bufs = sfc_plan(n).allocate(rt)
+    rt.cl.enqueue_copy(rt.queue, bufs.sfc_plane, np.ascontiguousarray(plane, np.float64))
     k = ctx.dinst.kernel("construct", "hilbert_keys")
-    ev = k(rt.queue, (length,), None, np.int32(n), rt.to_device(np.ascontiguousarray(plane)),
-           np.float64(lo[0]), np.float64(lo[1]), np.float64(65535.0 / span), keys, np.int32(length))
-    _tour_from_keys(ctx, keys, length, [ev])
+    ev = k(rt.queue, (length,), None, n, bufs.sfc_plane, lo[0], lo[1], 65535.0 / span,
+           bufs.sfc_keys, length)
+    _tour_from_keys(ctx, bufs.sfc_keys, bufs.sfc_tour, length, [ev])
 
 
 def run_random(ctx: SolveContext, p: NoParams) -> None:
     rt, n = ctx.rt, ctx.inst.n
     length = padded_length(n)
-    keys = rt.empty(8 * length)
+    bufs = random_plan(n).allocate(rt)
     k = ctx.dinst.kernel("construct", "random_keys")
-    ev = k(rt.queue, (length,), None, np.int32(n), np.uint32(ctx.seed & 0xFFFFFFFF),
-           np.uint32((ctx.seed >> 32) & 0xFFFFFFFF), keys, np.int32(length))
-    _tour_from_keys(ctx, keys, length, [ev])
-
-
-def _instance_bytes(inst: Instance) -> int:
-    return inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
+    ev = k(rt.queue, (length,), None, n, ctx.seed & 0xFFFFFFFF, (ctx.seed >> 32) & 0xFFFFFFFF,
+           bufs.random_keys, length)
+    _tour_from_keys(ctx, bufs.random_keys, bufs.random_tour, length, [ev])
 
 
 def _needs_plane(inst: Instance) -> str | None:
@@ -147,19 +182,25 @@ def _symmetric_only(inst: Instance) -> str | None:
     return None if inst.symmetric else "greedy edge is for symmetric instances (ATSP: use nn)"
 
 
+def candidate_length(n: int, k: int) -> int:
+    """The cities a city of the candidate lists build_candidates makes for k: k, at most
+    the n - 1 others."""
+    return min(k, max(n - 1, 0))
+
+
 SOLVERS = [
     SolverSpec("nn", "nearest neighbour from a seeded or given start city",
                NearestNeighborParams, run_nn,
-               lambda inst, p: _instance_bytes(inst) + candidate_bytes(inst.n, p.candidates) + 13 * inst.n,
+               lambda inst, p, limits=None: shared_plan(inst, p.candidates).merge(nn_plan(inst.n)),
                memory_hint=CANDIDATES_HINT),
     SolverSpec("greedy", "greedy edge matching over candidate edges, fragments joined by NN",
                GreedyParams, run_greedy,
-               lambda inst, p: (_instance_bytes(inst) + candidate_bytes(inst.n, p.candidates)
-                                + 8 * padded_length(inst.n * p.candidates + 1) + 32 * inst.n),
+               lambda inst, p, limits=None: shared_plan(inst, p.candidates).merge(
+                   greedy_plan(inst.n, candidate_length(inst.n, p.candidates))),
                unsupported=_symmetric_only, memory_hint=CANDIDATES_HINT),
     SolverSpec("sfc", "Hilbert space-filling curve order", NoParams, run_sfc,
-               lambda inst, p: _instance_bytes(inst) + 8 * padded_length(inst.n) + 20 * inst.n,
+               lambda inst, p, limits=None: shared_plan(inst).merge(sfc_plan(inst.n)),
                unsupported=_needs_plane),
     SolverSpec("random", "uniformly random tour (seeded)", NoParams, run_random,
-               lambda inst, p: _instance_bytes(inst) + 8 * padded_length(inst.n) + 4 * inst.n),
+               lambda inst, p, limits=None: shared_plan(inst).merge(random_plan(inst.n))),
 ]

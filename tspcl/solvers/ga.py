@@ -25,15 +25,15 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..buffers import BufferPlan
 from ..device import round_up
 from ..errors import UsageError
 from ..instance import Instance
-from ..neighbors import candidate_bytes
 from ..params import param
-from . import population_two_opt
-from .population_two_opt import PopulationTwoOpt, PopulationTwoOptParams
-from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
-from .best import BestOfBatch, StepRun
+from .population_two_opt import PopulationTwoOpt, PopulationTwoOptParams, candidate_count, two_opt_plan
+from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count, shared_plan
+from .best import BestOfBatch, StepRun, best_plan
+from .construct import NearestNeighborParams, nn_plan, run_nn
 from .device_loop import run_device_loop
 
 SCX, BCSCX, ARX = 0, 1, 2      # the crossovers' codes (ga.cl's task kinds)
@@ -46,6 +46,8 @@ RANDOM_START = ("bcscx", "none", "all")
 GENE_GROUP = 256               # work-items per gene (lengths, copies)
 CROSSOVER_GROUP = 128          # work-items per offspring (set-up and rotation; one walks)
 MEMORY_PARTS = 4               # ga_crossover's working memory in mem0..mem3
+TASK_COLUMNS = ("parent_a", "parent_b", "kind", "pair", "slot")   # crossover_tasks' columns
+POOL_CITIES = 4                # the fewest cities a pool is made for (run_ga)
 
 
 def task_words(n: int) -> int:
@@ -126,6 +128,11 @@ class GaParams:
     def size(self) -> int:
         return self.population // self.groups
 
+    @property
+    def two_opt(self) -> PopulationTwoOptParams:
+        """init=2opt's search of the start genes."""
+        return PopulationTwoOptParams(candidates=self.ls_candidates)
+
 
 def task_count(p: GaParams) -> int:
     """The rows of crossover_tasks(p), counted without building them (memory plans come
@@ -179,35 +186,33 @@ class GenePool:
                  "ga_compete_store", "ga_task_draws",
                  "ga_crossover", "ga_mutate", "ga_extremes", "ga_migrate_out", "ga_migrate_in")
         self.k = {name: ctx.dinst.kernel("ga", name, **PROGRAM_DEFINES) for name in names}
-        self.genes, self.lengths = rt.empty(4 * self.m * n), rt.empty(8 * self.m)
+        # the planned buffers (pool_plan) as attributes: self.genes, self.lengths, ...
+        vars(self).update(vars(pool_plan(n, p).allocate(rt)))
         tasks = crossover_tasks(p)
         self.tasks = len(tasks)
-        self.task_cols = [rt.to_device(np.ascontiguousarray(tasks[:, j])) for j in range(5)]
-        self.task_A, self.task_B, self.task_S = (rt.empty(4 * self.tasks) for _ in range(3))
-        self.mem_parts = [rt.empty(size) for size in working_memory_bytes(self.tasks, n, self.m)]
+        self.task_cols = [getattr(self, f"task_{column}") for column in TASK_COLUMNS]
+        for j, buf in enumerate(self.task_cols):
+            rt.cl.enqueue_copy(rt.queue, buf, np.ascontiguousarray(tasks[:, j]))
+        self.mem_parts = [getattr(self, f"mem{i}") for i in range(MEMORY_PARTS)]
         self.mem = self.mem_parts[0]  # also the rows genes are copied through
-        g = p.groups
-        self.best_of, self.worst_of, self.targets = rt.empty(4 * g), rt.empty(4 * g), rt.empty(4 * g)
-        self.rows, self.row_lengths = rt.empty(4 * g * n), rt.empty(8 * max(g, self.m // 2))
         self.best = BestOfBatch(ctx, self.m)
         self.gene_group = rt.work_group_size(self.k["ga_lengths"], GENE_GROUP)
         self.crossover_group = rt.work_group_size(self.k["ga_crossover"], CROSSOVER_GROUP)
-        self.ls = (PopulationTwoOpt(ctx, self.m, PopulationTwoOptParams(candidates=p.ls_candidates))
-                   if p.init == "2opt" else None)
+        self.ls = PopulationTwoOpt(ctx, self.m, p.two_opt) if p.init == "2opt" else None
 
     def _key(self, seed: int) -> tuple:
-        return np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF)
+        return seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF
 
     def start(self, seed: int) -> list:
         """The initial pool, random or at 2-opt local optima, and its best."""
         rt, n, m = self.rt, self.n, self.m
         self.best.reset()
-        events = [self.k["ga_random_genes"](rt.queue, (round_up(m, 64),), (64,), np.int32(n), np.int32(m),
+        events = [self.k["ga_random_genes"](rt.queue, (round_up(m, 64),), (64,), n, m,
                                            *self._key(seed), self.genes)]
         if self.ls:
             events.append(self.ls.enqueue(self.genes, self.lengths))
             events.append(self.k["ga_rotate_to_zero"](rt.queue, (m * self.gene_group,), (self.gene_group,),
-                                                      np.int32(n), self.genes, self.mem))
+                                                      n, self.genes, self.mem))
         return events + self._measure(0)
 
     def _measure(self, generation: int) -> list:
@@ -225,49 +230,49 @@ class GenePool:
             events += self._migrate(gen, seed)
         events += self.compete()
         a, b, kind, pair, out = self.task_cols
-        events.append(self.k["ga_task_draws"](rt.queue, (round_up(self.tasks, 64),), (64,), np.int32(n),
-                                              np.int32(self.tasks), *self._key(seed), np.uint32(gen),
-                                              np.int32(start_mask(p)), pair, kind, self.task_A, self.task_B,
+        events.append(self.k["ga_task_draws"](rt.queue, (round_up(self.tasks, 64),), (64,), n,
+                                              self.tasks, *self._key(seed), gen,
+                                              start_mask(p), pair, kind, self.task_A, self.task_B,
                                               self.task_S))
         c = self.crossover_group
         events.append(self.k["ga_crossover"](rt.queue, (self.tasks * c,), (c,),
                                              *self.ctx.dinst.dist_args, self.genes, self.genes,
-                                             np.int32(self.tasks), a, b, kind, self.task_A, self.task_B,
+                                             self.tasks, a, b, kind, self.task_A, self.task_B,
                                              self.task_S, out, *self.mem_parts,
-                                             np.int32(tasks_per_part(self.tasks)), np.int32(task_words(n))))
+                                             tasks_per_part(self.tasks), task_words(n)))
         first = p.size // 2 if p.mutate == "offspring" else 0
-        events.append(self.k["ga_mutate"](rt.queue, (m * g,), (g,), np.int32(n), np.int32(p.size), np.int32(first),
-                                          np.float32(p.mutation_rate), *self._key(seed), np.uint32(gen),
+        events.append(self.k["ga_mutate"](rt.queue, (m * g,), (g,), n, p.size, first,
+                                          p.mutation_rate, *self._key(seed), gen,
                                           self.genes))
         return events + self._measure(gen + 1)
 
     def compete(self) -> list:
         """The fixed-rival competition of every group: the winners in the first half."""
         rt, p, n, g = self.rt, self.p, self.n, self.gene_group
-        size, pairs = np.int32(p.size), (p.groups * (p.size // 2) * g,)
+        size, pairs = p.size, (p.groups * (p.size // 2) * g,)
         if p.competition == "halves":
-            return [self.k["ga_compete"](rt.queue, pairs, (g,), np.int32(n), size, self.genes, self.lengths)]
-        return [self.k["ga_compete_pairs"](rt.queue, pairs, (g,), np.int32(n), size, self.genes, self.lengths,
+            return [self.k["ga_compete"](rt.queue, pairs, (g,), n, size, self.genes, self.lengths)]
+        return [self.k["ga_compete_pairs"](rt.queue, pairs, (g,), n, size, self.genes, self.lengths,
                                            self.mem, self.row_lengths),
-                self.k["ga_compete_store"](rt.queue, pairs, (g,), np.int32(n), size, self.mem, self.row_lengths,
+                self.k["ga_compete_store"](rt.queue, pairs, (g,), n, size, self.mem, self.row_lengths,
                                            self.genes, self.lengths)]
 
     def _migrate(self, gen: int, seed: int) -> list:
         rt, p, n, g, lm = self.rt, self.p, self.n, self.gene_group, self.rt.cl.LocalMemory
         groups = p.groups
-        rt.cl.enqueue_copy(rt.queue, self.targets, migration_targets(groups, seed, gen))
-        return [self.k["ga_extremes"](rt.queue, (groups * g,), (g,), np.int32(p.size), self.lengths,
-                                      self.best_of, self.worst_of, lm(8 * g), lm(4 * g)),
-                self.k["ga_migrate_out"](rt.queue, (groups * g,), (g,), np.int32(n), self.best_of, self.genes,
+        rt.cl.enqueue_copy(rt.queue, self.group_target, migration_targets(groups, seed, gen))
+        return [self.k["ga_extremes"](rt.queue, (groups * g,), (g,), p.size, self.lengths,
+                                      self.group_best, self.group_worst, lm(8 * g), lm(4 * g)),
+                self.k["ga_migrate_out"](rt.queue, (groups * g,), (g,), n, self.group_best, self.genes,
                                          self.lengths, self.rows, self.row_lengths),
-                self.k["ga_migrate_in"](rt.queue, (groups * g,), (g,), np.int32(n), self.targets, self.worst_of,
+                self.k["ga_migrate_in"](rt.queue, (groups * g,), (g,), n, self.group_target, self.group_worst,
                                         self.rows, self.row_lengths, self.genes, self.lengths)]
 
 
 def run_ga(ctx: SolveContext, p: GaParams) -> None:
-    """The initial pool, then `generations` generations in batches between status reads."""
-    if ctx.inst.n < 4:
-        from .construct import NearestNeighborParams, run_nn
+    """The initial pool, then `generations` generations in batches between status reads
+    (below POOL_CITIES cities, the nearest-neighbour tour)."""
+    if ctx.inst.n < POOL_CITIES:
         run_nn(ctx, NearestNeighborParams())
         return
     pool = GenePool(ctx, p)
@@ -276,23 +281,34 @@ def run_ga(ctx: SolveContext, p: GaParams) -> None:
     run_device_loop(ctx, StepRun(ctx, pool.best, p.generations, p.batch, pool.generation))
 
 
-def _memory(inst: Instance, p: GaParams) -> int:
-    n, m, g = inst.n, p.population, p.groups
-    base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    tasks = task_count(p)
-    ls = 0
+def pool_plan(n: int, p: GaParams) -> BufferPlan:
+    """GenePool's buffers for n cities: the genes and their lengths; the crossover tasks'
+    columns (TASK_COLUMNS, filled from crossover_tasks) and each generation's draws
+    (switch points A and B, start city S); the crossover's working memory in
+    MEMORY_PARTS parts; each group's best and worst gene and migration target; the
+    migrants' rows and the row lengths (also ga_compete_pairs')."""
+    m, g, tasks = p.population, p.groups, task_count(p)
+    plan = BufferPlan().add("genes", np.int32, m * n).add("lengths", np.int64, m)
+    for name in [*(f"task_{column}" for column in TASK_COLUMNS), "task_A", "task_B", "task_S"]:
+        plan = plan.add(name, np.int32, tasks)
+    for i, size in enumerate(working_memory_bytes(tasks, n, m)):
+        plan = plan.add(f"mem{i}", np.int32, size // 4)
+    return (plan.add("group_best", np.int32, g).add("group_worst", np.int32, g)
+            .add("group_target", np.int32, g).add("rows", np.int32, g * n)
+            .add("row_lengths", np.int64, max(g, m // 2)))
+
+
+def _buffers(inst: Instance, p: GaParams, limits=None) -> BufferPlan:
+    """The run's buffers: the pool's, the best tour's and, for init=2opt, the 2-opt
+    search's and its candidate lists; below POOL_CITIES cities, nn's."""
+    n = inst.n
+    if n < POOL_CITIES:
+        return shared_plan(inst, NearestNeighborParams().candidates).merge(nn_plan(n))
+    plan = pool_plan(n, p).merge(best_plan(n, False))
     if p.init == "2opt":
-        ls = population_two_opt.memory_bytes(n, m) + candidate_bytes(n, p.ls_candidates)
-    return (base + 4 * m * n + 8 * m + sum(working_memory_bytes(tasks, n, m)) + 32 * tasks
-            + 4 * g * n + 20 * g + 8 * n + ls + 2**20)
-
-
-def _largest_buffer(inst: Instance, p: GaParams) -> int:
-    """The genes, the instance, a part of the crossover's working memory, or 2-opt's."""
-    n, m = inst.n, p.population
-    base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    ls = population_two_opt.memory_bytes(n, m) if p.init == "2opt" else 0
-    return max(base, 4 * m * n, *working_memory_bytes(task_count(p), n, m), ls)
+        return (shared_plan(inst, candidate_count(n, p.two_opt)).merge(plan)
+                .merge(two_opt_plan(n, p.population, p.two_opt, limits)))
+    return shared_plan(inst).merge(plan)
 
 
 def _fits(inst: Instance) -> str | None:
@@ -304,7 +320,7 @@ def _fits(inst: Instance) -> str | None:
 SOLVERS = [
     SolverSpec("ga", "genetic algorithm: SCX, BCSCX, ARX or hybrid crossover over jump indices, fixed "
                "rivals and partners, random 2-opt mutation, islands with migration", GaParams, run_ga,
-               _memory, deterministic=False, unsupported=_fits, largest_buffer=_largest_buffer,
+               _buffers, deterministic=False, unsupported=_fits,
                budget_param="generations", memory_hint="a smaller population (e.g. --population 256)",
                repro_params=(GaParams(population=256, groups=4),)),
 ]

@@ -25,14 +25,16 @@ from math import comb
 
 import numpy as np
 
+from ..buffers import BufferPlan
 from ..device import round_up
 from ..errors import UsageError
 from ..instance import Instance
-from ..neighbors import CandidateParams, candidate_bytes
+from ..neighbors import CandidateParams
 from ..params import param
 from ..thread_control import LaunchConfig, ThreadControl, axes, group_axis, waves
-from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
-from .construct import NearestNeighborParams, NoParams, run_nn, run_random
+from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count, shared_plan
+from .construct import (NearestNeighborParams, NoParams, candidate_length, nn_plan, random_plan, run_nn,
+                        run_random)
 from .device_loop import LONG_MAX, LoopStatus, run_device_loop, word_defines
 
 NEIGHBORHOODS = {"swap": 0, "2opt": 1, "3exchange": 2}  # neighborhood.cl NB_*
@@ -135,19 +137,18 @@ class DeviceNeighborhoodSearch:
         kind = p.candidate_kind if ctx.inst.has_coords else "knn"
         cand = ctx.candidates(CandidateParams(kind, p.candidates)) if p.candidates else None
         m = cand.m if cand else 0
-        self.cand = cand.cities if cand else rt.empty(4)
         self.count = neighborhood_size(p.neighborhood, n, m)
+        # the planned buffers (search_plan) as attributes: self.tour, self.pos, ...
+        vars(self).update(vars(search_plan(n, self.count, cand is not None).allocate(rt)))
+        self.cand = cand.cities if cand else self.no_candidates
         defines = program_defines(p.neighborhood, m)
         self.eval_k = ctx.dinst.kernel("neighborhood", "nb_eval", **defines)
         self.apply_k = ctx.dinst.kernel("neighborhood", "nb_apply", **defines)
         self.apply_wg = rt.work_group_size(self.apply_k, 1024)
-        self.tour, self.pos, self.best_tour = rt.empty(4 * n), rt.empty(4 * n), rt.empty(4 * n)
-        self.tabu_until = rt.to_device(np.zeros(n, np.int32))
-        threads_cap = max(MIN_GROUP, min(self.count, MAX_THREADS))
+        rt.cl.enqueue_fill_buffer(rt.queue, self.tabu_until, np.int32(0), 0, 4 * n)
+        threads_cap = most_threads(self.count)
         self.group_results = max_groups(threads_cap)
-        self.group_delta, self.group_id = rt.empty(8 * self.group_results), rt.empty(8 * self.group_results)
         self.state_host = np.zeros(len(StateWord), np.int64)
-        self.state = rt.empty(self.state_host.nbytes)
         default = LaunchConfig(round_up(threads_cap, DEFAULT_GROUP), DEFAULT_GROUP)
         if p.threads or p.group:
             group = p.group or DEFAULT_GROUP
@@ -184,11 +185,11 @@ class DeviceNeighborhoodSearch:
         cl, q, lm = self.rt.cl, self.rt.queue, self.rt.cl.LocalMemory
         groups = config.threads // config.group
         self.eval_k.set_args(*self.ctx.dinst.dist_args, self.tour, self.pos, self.cand,
-                             self.tabu_until, self.state, np.uint64(self.count), self.group_delta,
+                             self.tabu_until, self.state, self.count, self.group_delta,
                              self.group_id, lm(8 * config.group), lm(8 * config.group))
         self.apply_k.set_args(*self.ctx.dinst.dist_args, self.tour, self.pos, self.best_tour,
                               self.cand, self.tabu_until, self.state, self.group_delta,
-                              self.group_id, np.int32(groups), lm(8 * self.apply_wg),
+                              self.group_id, groups, lm(8 * self.apply_wg),
                               lm(8 * self.apply_wg))
         events = []
         for _ in range(iterations):
@@ -200,6 +201,12 @@ class DeviceNeighborhoodSearch:
     def read_state(self) -> np.ndarray:
         self.rt.cl.enqueue_copy(self.rt.queue, self.state_host, self.state)
         return self.state_host.copy()
+
+
+def most_threads(count: int) -> int:
+    """The evaluation launch's global size at most, for `count` move ids: one work-item
+    a move up to MAX_THREADS (work-items loop over the rest), at least MIN_GROUP."""
+    return max(MIN_GROUP, min(count, MAX_THREADS))
 
 
 def max_groups(threads: int) -> int:
@@ -283,13 +290,32 @@ def _seconds(iteration_events) -> float:
     return (apply.profile.end - evaluate.profile.start) * 1e-9
 
 
-def _memory(inst: Instance, p: HillClimbingParams) -> int:
+def search_plan(n: int, count: int, lists: bool) -> BufferPlan:
+    """DeviceNeighborhoodSearch's buffers for n cities and `count` move ids: the tour, its
+    positions, the best tour, the tabu list; the work-group results (delta, id) of the
+    most work-groups any tried geometry makes; the state words; without candidate
+    `lists`, the one int that stands in for them."""
+    groups = max_groups(most_threads(count))
+    plan = (BufferPlan().add("tour", np.int32, n).add("pos", np.int32, n)
+            .add("best_tour", np.int32, n).add("tabu_until", np.int32, n)
+            .add("group_delta", np.int64, groups).add("group_id", np.uint64, groups)
+            .add("state", np.int64, len(StateWord)))
+    return plan if lists else plan.add("no_candidates", np.int32, 1)
+
+
+def _buffers(inst: Instance, p: HillClimbingParams, limits=None) -> BufferPlan:
+    """The run's buffers: the candidate lists (nn's and the search's, one where they are
+    the same), the start tour's (nn's or random's) and the search's."""
     n = inst.n
-    base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    threads = max(MIN_GROUP, min(neighborhood_size(p.neighborhood, n, min(p.candidates, n - 1)), MAX_THREADS))
-    cand = candidate_bytes(n, p.candidates) if p.candidates else 0
-    # tour, pos, best tour, tabu list; work-group results (delta, id); NN's lists
-    return base + cand + 16 * n + 16 * max_groups(threads) + candidate_bytes(n, 10) + 2**20
+    lists = []
+    if p.init == "nn":
+        lists.append(CandidateParams("knn", NearestNeighborParams().candidates))
+    if p.candidates:
+        lists.append(CandidateParams(p.candidate_kind if inst.has_coords else "knn", p.candidates))
+    start = nn_plan(n) if p.init == "nn" else random_plan(n)
+    m = candidate_length(n, p.candidates)
+    return (shared_plan(inst, *(c.k for c in dict.fromkeys(lists))).merge(start)
+            .merge(search_plan(n, neighborhood_size(p.neighborhood, n, m), bool(p.candidates))))
 
 
 def _positions_fit(inst: Instance) -> str | None:
@@ -301,9 +327,9 @@ def _positions_fit(inst: Instance) -> str | None:
 SOLVERS = [
     SolverSpec("hc", "hill climbing: the best improving move of a swap, 2-opt or 3-exchange "
                "neighbourhood until none is left", HillClimbingParams, run_neighborhood_search,
-               _memory, unsupported=_positions_fit, budget_param="iterations"),
+               _buffers, unsupported=_positions_fit, budget_param="iterations"),
     SolverSpec("tabu", "tabu search: the best admissible move of a swap, 2-opt or 3-exchange "
                "neighbourhood, moved cities tabu for `tenure` iterations",
-               TabuParams, run_neighborhood_search, _memory, unsupported=_positions_fit,
+               TabuParams, run_neighborhood_search, _buffers, unsupported=_positions_fit,
                budget_param="iterations"),
 ]
