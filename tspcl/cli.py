@@ -395,7 +395,7 @@ def info(
             except UsageError:
                 pass
         why = unsolvable(inst, spec)
-        mem = spec.memory(inst, params)
+        mem = spec.buffers(inst, params, None).nbytes
         lines.append(f"{spec.name:<11} {mem / 2**20:>10.1f} MiB   {why or spec.summary}")
     write_stdout("\n".join(lines) + "\n")
 

@@ -248,7 +248,7 @@ class Runtime:
         prog = self._programs.get(key)
         if prog is None:
             src = load_source(name if isinstance(name, Path) else f"{name}.cl")
-            opts = [f"-D{k}={v}" for k, v in key[1]] + list(options)
+            opts = [f"-D{k}={v}" for k, v in key[1]] + [ARG_INFO, *options]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # compiler chatter is not the user's business
                 prog = self.cl.Program(self.context, src).build(options=opts)
@@ -257,11 +257,12 @@ class Runtime:
         return prog
 
     def kernel(self, name: str | Path, kernel_name: str, defines: dict | None = None):
-        """A kernel object, fetched once per (program, defines, kernel)."""
+        """A kernel object, fetched once per (program, defines, kernel), its scalar
+        arguments typed from the kernel's own declaration (`typed_arguments`)."""
         key = (name, tuple(sorted((defines or {}).items())), kernel_name)
         k = self._kernels.get(key)
         if k is None:
-            k = getattr(self.program(name, defines), kernel_name)
+            k = typed_arguments(self.cl, getattr(self.program(name, defines), kernel_name))
             self._kernels[key] = k
         return k
 
@@ -297,6 +298,37 @@ class Runtime:
                 f"{largest_buffer / 2**20:.0f} MiB) but {self.name} has "
                 f"{lim.global_mem / 2**20:.0f} MiB ({lim.max_alloc / 2**20:.0f} MiB per "
                 f"buffer); {hint}")
+
+
+ARG_INFO = "-cl-kernel-arg-info"   # every build keeps its kernels' argument types
+SCALAR_DTYPES = {"char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
+                 "int": np.int32, "uint": np.uint32, "long": np.int64, "ulong": np.uint64,
+                 "float": np.float32, "double": np.float64}
+
+
+def typed_arguments(cl, kernel):
+    """The kernel, told the type of each scalar argument as its OpenCL C source declares
+    it (the build's argument info), so that a call passes plain Python numbers and
+    pyopencl converts each to the declared type; buffers and local memory stay untyped.
+    A by-value argument of another type (a struct, a vector) is refused here, not at a
+    call."""
+    dtypes = []
+    for i in range(kernel.get_info(cl.kernel_info.NUM_ARGS)):
+        if kernel.get_arg_info(i, cl.kernel_arg_info.ADDRESS_QUALIFIER) != \
+                cl.kernel_arg_address_qualifier.PRIVATE:
+            dtypes.append(None)
+            continue
+        name = kernel.get_arg_info(i, cl.kernel_arg_info.TYPE_NAME).strip().rstrip("\0")
+        if name.endswith("*"):
+            dtypes.append(None)
+            continue
+        name = re.sub(r"^unsigned\s+(char|short|int|long)$", r"u\1", name)
+        if name not in SCALAR_DTYPES:
+            raise TypeError(f"kernel {kernel.function_name}: argument {i} is a {name!r}, "
+                            f"not a scalar type tspcl passes")
+        dtypes.append(SCALAR_DTYPES[name])
+    kernel.set_scalar_arg_dtypes(dtypes)
+    return kernel
 
 
 def round_up(x: int, m: int) -> int:

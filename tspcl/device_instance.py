@@ -6,10 +6,22 @@ from functools import cached_property
 
 import numpy as np
 
+from .buffers import BufferPlan
 from .device import Runtime, round_up
 from .instance import Instance
 
 PAIR_BATCH = 1 << 22  # pairs per pair_distances launch
+
+
+def instance_plan(inst: Instance) -> BufferPlan:
+    """The buffers DeviceInstance uploads: coordinates and matrix, one element where the
+    instance has none."""
+    coords, matrix = inst.device_coords, inst.matrix
+    return (BufferPlan()
+            .add("coords", np.float64 if coords is None else coords.dtype,
+                 1 if coords is None else coords.size)
+            .add("matrix", np.int32 if matrix is None else matrix.dtype,
+                 1 if matrix is None else matrix.size))
 
 
 class DeviceInstance:
@@ -27,7 +39,7 @@ class DeviceInstance:
 
     @property
     def dist_args(self) -> tuple:
-        return (self.coords, self.matrix, np.int32(self.n))
+        return (self.coords, self.matrix, self.n)
 
     def kernel(self, program: str, name: str, **extra_defines):
         return self.rt.kernel(program, name, {**self.defines, **extra_defines})
@@ -43,7 +55,7 @@ class DeviceInstance:
             cnt = len(aa)
             ob = rt.empty(4 * cnt)
             k(rt.queue, (round_up(cnt, 256),), None, *self.dist_args,
-              rt.to_device(aa), rt.to_device(bb), ob, np.int32(cnt))
+              rt.to_device(aa), rt.to_device(bb), ob, cnt)
             out[s:s + cnt] = rt.read(ob, np.int32, cnt)
         return out
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .buffers import BufferPlan
+
 from .device_instance import DeviceInstance
 from .errors import UsageError
 
@@ -54,9 +56,15 @@ class Candidates:
         return c, d
 
 
-def candidate_bytes(n: int, k: int) -> int:
-    """Device memory the lists need at most (lists, distances, quadrant scratch, grid)."""
-    return 4 * n * k * 6 + 16 * n
+def candidate_plan(n: int, k: int, name: str = "candidates") -> BufferPlan:
+    """The buffers of one candidate list of k cities a city at most (build_candidates):
+    the lists and their distances, the quadrant lists' scratch and the grid."""
+    return (BufferPlan().add(name, np.int32, n * k).add(f"{name}_distances", np.int32, n * k)
+            .add(f"{name}_scratch", np.int32, 4 * n * k).add(f"{name}_grid", np.int32, 4 * n))
+
+
+def candidate_bytes(n: int, k: int) -> int:   # TRANSITION: removed once every solver plans
+    return candidate_plan(n, k).nbytes
 
 
 def build_candidates(dinst: DeviceInstance, params: CandidateParams = CandidateParams()) -> Candidates:
@@ -76,7 +84,7 @@ def build_candidates(dinst: DeviceInstance, params: CandidateParams = CandidateP
         cities, dists = rt.empty(4 * n * m), rt.empty(4 * n * m)
         k = dinst.rt.kernel("neighbors", "fill_candidates",
                             {**dinst.defines, "NQ": 4, "KQ": m // 4})
-        events.append(k(rt.queue, (_global(n),), None, np.int32(n), quad, quad_d, knn, knn_d,
+        events.append(k(rt.queue, (_global(n),), None, n, quad, quad_d, knn, knn_d,
                         cities, dists))
     rt.queue.finish()
     secs = sum((e.profile.end - e.profile.start) * 1e-9 for e in events)
@@ -102,8 +110,8 @@ def _search(dinst: DeviceInstance, nq: int, kq: int, events: list):
     k = rt.kernel("neighbors", "grid_candidates", defines)
     events.append(k(rt.queue, (_global(n),), None, *dinst.dist_args,
                     rt.to_device(grid.cell_start), rt.to_device(grid.cell_cities),
-                    rt.to_device(grid.city_cell), np.int32(grid.gx), np.int32(grid.gy),
-                    np.float64(grid.cell), out, out_d))
+                    rt.to_device(grid.city_cell), grid.gx, grid.gy,
+                    grid.cell, out, out_d))
     return out, out_d
 
 

@@ -78,12 +78,13 @@ def stopping(deadline: float | None) -> AnyOf:
 
 
 def plan_memory(rt: Runtime, inst: Instance, spec: SolverSpec, params) -> int:
-    need = int(spec.memory(inst, params))
-    largest = int(spec.largest_buffer(inst, params)) if spec.largest_buffer else need
+    """The run's buffer plan on rt's device, checked against its memory before anything
+    is allocated; returns the bytes it needs."""
+    plan = spec.buffers(inst, params, rt.limits)
     options = f"{spec.memory_hint}, " if spec.memory_hint else ""
-    rt.check_fits(need, largest, f"{spec.name} on {inst.name} (n={inst.n})",
+    rt.check_fits(plan.nbytes, plan.largest, f"{spec.name} on {inst.name} (n={inst.n})",
                   f"try {options}a smaller instance, or a device with more memory")
-    return need
+    return plan.nbytes
 
 
 def unsolvable(inst: Instance, spec: SolverSpec) -> str | None:

@@ -18,7 +18,7 @@ def sort_keys(rt, keys, length: int) -> list:
     while k <= length:
         j = k // 2
         while j >= 1:
-            events.append(k_step(rt.queue, (half,), None, keys, np.uint32(k), np.uint32(j)))
+            events.append(k_step(rt.queue, (half,), None, keys, k, j))
             j //= 2
         k *= 2
     return events

@@ -235,8 +235,9 @@ def test_the_crossovers_working_memory_is_planned_in_parts_that_each_fit_one_all
     tasks = len(ga.crossover_tasks(p))
     parts = ga.working_memory_bytes(tasks, inst.n, p.population)
     assert len(parts) == ga.MEMORY_PARTS and sum(parts) >= 4 * tasks * ga.task_words(inst.n)
-    largest = SPEC.largest_buffer(inst, p)
-    assert largest < SPEC.memory(inst, p) / 2
+    plan = SPEC.buffers(inst, p, rt.limits)
+    largest = plan.largest
+    assert largest < plan.nbytes / 2
     small = Runtime(rt.device)
     small.__dict__["limits"] = rt.limits.__class__(**{**rt.limits.__dict__, "global_mem": 2**30,
                                                       "max_alloc": largest})

@@ -9,11 +9,12 @@ from typing import Callable
 
 import numpy as np
 
+from ..buffers import BufferPlan
 from ..device import Runtime
-from ..device_instance import DeviceInstance
+from ..device_instance import DeviceInstance, instance_plan
 from ..errors import UsageError
 from ..instance import Instance
-from ..neighbors import CandidateParams, Candidates, build_candidates
+from ..neighbors import CandidateParams, Candidates, build_candidates, candidate_plan
 from ..params import convert, field_name
 from ..stop import AnyOf
 
@@ -136,13 +137,25 @@ class SolveContext:
         return self.rt.read(buf, np.int32, self.inst.n).astype(np.int64)
 
 
+def shared_plan(inst: Instance, *candidate_counts: int) -> BufferPlan:
+    """The buffers every run shares with its solver's own: the instance's, and one
+    candidate list for each of `candidate_counts` (cities a city) the solver builds."""
+    plan = instance_plan(inst)
+    for i, k in enumerate(candidate_counts):
+        plan = plan.merge(candidate_plan(inst.n, k, f"candidates{i}"))
+    return plan
+
+
 @dataclass(frozen=True)
 class SolverSpec:
     """A registered algorithm.
 
-    ``memory(instance, params)`` estimates the device bytes the run needs (checked before
-    allocating), ``largest_buffer(instance, params)`` its largest single buffer where that
-    is less than the whole (None: one buffer may be all of it); ``unsupported(instance)`` says why an instance cannot be solved, or None.
+    ``buffers(instance, params, limits)`` is the run's `BufferPlan`: every device buffer
+    it makes (the instance's, the candidate lists', the solver's own), from which the
+    memory check adds up the bytes and the largest buffer before anything is allocated
+    and the solver allocates its own; ``limits`` are the device's (`DeviceLimits`), or
+    None for the largest plan any device would get (`tspcl info`).
+    ``unsupported(instance)`` says why an instance cannot be solved, or None.
     ``deterministic`` solvers give the same tour on every device for the same seed.
     ``racy(params)`` says why runs with those parameters are not bit-reproducible even on
     one device (a paper's relaxed updates), or None; ``repro_params`` are the parameter
@@ -162,9 +175,9 @@ class SolverSpec:
     summary: str
     params_type: type
     run: Callable[[SolveContext, object], None]
-    memory: Callable[[Instance, object], int]
+    buffers: Callable[[Instance, object, object], BufferPlan]
     deterministic: bool = True
-    largest_buffer: Callable[[Instance, object], int] | None = None
+    largest_buffer: object = None   # TRANSITION: removed once every solver plans
     unsupported: Callable[[Instance], str | None] = lambda inst: None
     racy: Callable[[object], str | None] = lambda params: None
     repro_params: tuple = ()

@@ -19,12 +19,13 @@ from enum import IntEnum
 
 import numpy as np
 
+from ..buffers import BufferPlan
 from ..errors import UsageError
 from ..instance import Instance
-from ..neighbors import CandidateParams, candidate_bytes
+from ..neighbors import CandidateParams
 from ..params import param
-from .base import MAX_BATCH, MAX_COUNT, SolveContext, SolverSpec, check_count
-from .construct import NearestNeighborParams, run_nn
+from .base import MAX_BATCH, MAX_COUNT, SolveContext, SolverSpec, check_count, shared_plan
+from .construct import NearestNeighborParams, nn_plan, run_nn
 from .device_loop import LONG_MAX, LoopStatus, run_device_loop, word_defines
 
 # ls name -> (2-opt, Or-opt, 3-opt, Lin-Kernighan chain) moves evaluated
@@ -236,19 +237,12 @@ class DeviceSearch:
         self.kicking = False
         self.one_move = p.moves == "best"
         self.batch, self.max_moves = p.batch, p.max_moves
-        self.tour, self.pos, self.best_tour = rt.empty(4 * n), rt.empty(4 * n), rt.empty(4 * n)
-        self.queue, self.qcount, self.active = rt.empty(8 * n), rt.empty(8), rt.empty(4 * n)
-        self.ent_gain, self.ent_code = rt.empty(8 * n), rt.empty(8 * n)
-        self.claim_first, self.claim_count = rt.empty(4 * n), rt.empty(4 * n)
-        self.ent_move = rt.empty(4 * 2 * move_reversals(p) * n)  # MOVE_WORDS ints per entry
-        self.block_gain, self.block_id = rt.empty(4 * self.nblocks), rt.empty(4 * self.nblocks)
-        most_groups = max(self.eval_groups.values())
-        self.group_gain, self.group_code = rt.empty(8 * most_groups), rt.empty(8 * most_groups)
-        self.move = rt.empty(4 * 2 * KICK_REVERSALS)  # the step's kick
+        # the planned buffers (search_plan) as attributes: self.tour, self.pos, ...
+        vars(self).update(vars(search_plan(n, p, max(self.eval_groups.values()),
+                                           self.apply_groups).allocate(rt)))
         self.state_host = np.zeros(StateWord.PENDING + 2 * self.apply_groups, np.int64)
-        self.state = rt.empty(self.state_host.nbytes)
         self.words = self.state_host[:StateWord.PENDING]   # the last words read
-        self.all_queued = None   # device copies of a queue holding every city (restart)
+        self.all_queued = False   # restart_*: a queue holding every city, filled once
 
     def load(self, order: np.ndarray, length: int) -> None:
         """Start from tour `order` (exact length `length`) with every city active."""
@@ -266,12 +260,15 @@ class DeviceSearch:
         after the first start (pils restarts after every round)."""
         self.kicking = False
         n, rt, q = self.n, self.rt, self.rt.queue
-        if self.all_queued is None:
-            self.all_queued = (rt.to_device(np.concatenate([np.arange(n, dtype=np.int32)] * 2)),
-                               rt.to_device(np.ones(n, np.int32)),
-                               rt.to_device(np.array([n, 0], np.int32)))
+        if not self.all_queued:
+            for buf, initial in ((self.restart_queue, np.tile(np.arange(n, dtype=np.int32), 2)),
+                                 (self.restart_active, np.ones(n, np.int32)),
+                                 (self.restart_qcount, np.array([n, 0], np.int32))):
+                rt.cl.enqueue_copy(q, buf, initial)
+            self.all_queued = True
         rt.cl.enqueue_copy(q, self.best_tour, self.tour)
-        for buf, initial in zip((self.queue, self.active, self.qcount), self.all_queued):
+        for buf, initial in ((self.queue, self.restart_queue), (self.active, self.restart_active),
+                             (self.qcount, self.restart_qcount)):
             rt.cl.enqueue_copy(q, buf, initial)
         s, w = self.state_host, StateWord
         s[:] = 0
@@ -294,18 +291,18 @@ class DeviceSearch:
         arguments set (kernel objects are shared: set again before every batch).
         single: ls_control applies the step's one move itself (ILS once kicking: the
         queue is small, two launches per step)."""
-        n, lm, dist, cities = np.int32(self.n), self.rt.cl.LocalMemory, self.ctx.dinst.dist_args, self.cand.cities
+        n, lm, dist, cities = self.n, self.rt.cl.LocalMemory, self.ctx.dinst.dist_args, self.cand.cities
         groups, wg = self.eval_groups[single], self.eval_wg[single]
         steps = [
             ("ls_eval", groups * wg, wg,
              (*dist, cities, self.tour, self.pos, self.state, self.queue, self.qcount, self.active,
               self.ent_gain, self.ent_code, self.group_gain, self.group_code, self.block_gain,
-              self.block_id, np.int32(self.nblocks), np.int32(self.sides[single]), lm(8 * wg),
+              self.block_id, self.nblocks, self.sides[single], lm(8 * wg),
               lm(8 * wg))),
             ("ls_control", self.ctrl_wg, self.ctrl_wg,
              (*dist, cities, self.tour, self.pos, self.best_tour, self.group_gain, self.group_code,
-              np.int32(groups), np.int32(self.apply_groups), self.state, self.move, self.queue,
-              self.qcount, self.active, self.ent_gain, self.ent_code, np.int32(single),
+              groups, self.apply_groups, self.state, self.move, self.queue,
+              self.qcount, self.active, self.ent_gain, self.ent_code, int(single),
               lm(8 * self.ctrl_wg), lm(8 * self.ctrl_wg))),
             ("ls_claim", self.item_size, None,
              (*dist, cities, self.tour, self.pos, self.best_tour, self.state, self.qcount,
@@ -370,13 +367,37 @@ class DeviceSearch:
         pass
 
 
-def _memory(inst: Instance, p: LocalSearchParams) -> int:
-    n = inst.n
-    base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    # tour, pos, best, 2 queues, active, claim range: 8 ints; their restart copies (2
-    # queues, active): 3 ints; entry gain, code: 2 longs; entry move: 2 ints per reversal
-    return (base + candidate_bytes(n, p.candidates) + (60 + 8 * move_reversals(p)) * n
-            + 8 * (n // CLAIM_BLOCK + 1) + 2**20)
+def search_plan(n: int, p: LocalSearchParams, groups: int | None = None,
+                apply_groups: int | None = None) -> BufferPlan:
+    """DeviceSearch's buffers for n cities: the tour, its positions and the best tour;
+    the queue (two halves), its count and the active flags, and their every-city copies
+    for restarts; each queued city's best move (gain, code, reversals) and its claim
+    range; the claim blocks; the step's kick; the state words.  `groups` (ls_eval's
+    work-groups) and `apply_groups` (ls_apply's) as the device sets them, else n, the
+    most either can be."""
+    groups = n if groups is None else groups
+    apply_groups = n if apply_groups is None else apply_groups
+    blocks = -(-n // CLAIM_BLOCK)
+    i4, i8 = np.int32, np.int64
+    return (BufferPlan()
+            .add("tour", i4, n).add("pos", i4, n).add("best_tour", i4, n)
+            .add("queue", i4, 2 * n).add("qcount", i4, 2).add("active", i4, n)
+            .add("restart_queue", i4, 2 * n).add("restart_active", i4, n)
+            .add("restart_qcount", i4, 2)
+            .add("ent_gain", i8, n).add("ent_code", i8, n)
+            .add("ent_move", i4, 2 * move_reversals(p) * n)   # MOVE_WORDS ints per entry
+            .add("claim_first", i4, n).add("claim_count", i4, n)
+            .add("block_gain", i4, blocks).add("block_id", i4, blocks)
+            .add("group_gain", i8, groups).add("group_code", i8, groups)
+            .add("move", i4, 2 * KICK_REVERSALS)
+            .add("state", i8, StateWord.PENDING + 2 * apply_groups))
+
+
+def _buffers(inst: Instance, p: LocalSearchParams, limits=None) -> BufferPlan:
+    """The instance, the nearest-neighbour start (its candidate lists and buffers), the
+    search's candidate lists and its buffers."""
+    return (shared_plan(inst, NearestNeighborParams().candidates, p.candidates)
+            .merge(nn_plan(inst.n)).merge(search_plan(inst.n, p)))
 
 
 def reversal_problem(inst: Instance, solver: str = "local search") -> str | None:
@@ -391,18 +412,18 @@ def reversal_problem(inst: Instance, solver: str = "local search") -> str | None
 
 SOLVERS = [
     SolverSpec("2opt", "2-opt local search to a local optimum (many moves per pass; moves=best: one)",
-               LocalSearchParams, run_local_search, _memory, unsupported=reversal_problem,
+               LocalSearchParams, run_local_search, _buffers, unsupported=reversal_problem,
                budget_param="max_moves", memory_hint=MEMORY_HINT),
     SolverSpec("oropt", "Or-opt local search (segments of 1-3 cities)",
-               OrOptParams, run_local_search, _memory, unsupported=reversal_problem,
+               OrOptParams, run_local_search, _buffers, unsupported=reversal_problem,
                budget_param="max_moves", memory_hint=MEMORY_HINT),
     SolverSpec("3opt", "3-opt search: 2-opt, Or-opt and the four 3-opt reconnections of "
-               "neighbour triples", ThreeOptParams, run_local_search, _memory, unsupported=reversal_problem,
+               "neighbour triples", ThreeOptParams, run_local_search, _buffers, unsupported=reversal_problem,
                budget_param="max_moves", memory_hint=MEMORY_HINT),
     SolverSpec("lk", "3-opt search plus Lin-Kernighan chains of up to `depth` 2-opt steps",
-               LinKernighanParams, run_local_search, _memory, unsupported=reversal_problem,
+               LinKernighanParams, run_local_search, _buffers, unsupported=reversal_problem,
                budget_param="max_moves", memory_hint=MEMORY_HINT),
     SolverSpec("ils", "iterated local search: double-bridge kicks + local search",
-               IteratedLocalSearchParams, run_local_search, _memory, unsupported=reversal_problem,
+               IteratedLocalSearchParams, run_local_search, _buffers, unsupported=reversal_problem,
                budget_param="kicks", memory_hint=MEMORY_HINT),
 ]

@@ -28,14 +28,14 @@ import numpy as np
 
 from ..errors import UsageError
 from ..instance import COORD_DIMS, Instance
-from ..neighbors import CandidateParams, candidate_bytes
+from ..buffers import BufferPlan
+from ..neighbors import CandidateParams
 from ..params import param
-from .base import MAX_COUNT, SolveContext, SolverSpec, check_count
-from .construct import GreedyParams, run_greedy
+from .base import MAX_COUNT, SolveContext, SolverSpec, check_count, shared_plan
+from .construct import GreedyParams, greedy_plan, run_greedy
 from .device_loop import LoopStatus, run_device_loop
 from .localsearch import (OPERATORS, DeviceSearch, LocalSearchParams, StateWord,
-                          kick_budget, reversal_problem)
-from .localsearch import _memory as local_search_memory
+                          kick_budget, reversal_problem, search_plan)
 
 QUEUE_SLOTS = 32        # cities a cell's local search evaluates at once (pils.cl QCAP)
 MAX_MOVES = 256         # moves one cell's search applies at most (pils.cl MAX_MOVES)
@@ -169,6 +169,59 @@ def kd_cells(points: np.ndarray, size: int, rng: np.random.Generator):
     return members, first, cell_of
 
 
+def local_xy(inst: Instance) -> bool:
+    """pils_round keeps the cell's 2-D coordinates in local memory (coordinate metrics
+    other than GEO)."""
+    return inst.has_coords and COORD_DIMS.get(inst.weight_type) == 2 and inst.weight_type != "GEO"
+
+
+@dataclass(frozen=True)
+class CellLayout:
+    """How pils lays out its cells on a device: `fits`, the most cities one work-group's
+    local memory holds (the kernels' L_MAX); `size`, the cities per cell; `kd`, k-d cells
+    (else runs of the tour); `target`, the work-groups a round aims at; `most_copies`,
+    the most copies of a cell a round runs."""
+
+    fits: int
+    size: int
+    kd: bool
+    target: int
+    most_copies: int
+
+    @classmethod
+    def of(cls, inst: Instance, p: SegmentIlsParams, m: int, limits) -> "CellLayout":
+        """The layout on a device with `limits`; without limits (the memory check of
+        `tspcl info`), the largest plan any device would get."""
+        n = inst.n
+        kd = p.cells == "kd" or (p.cells == "auto" and inst.has_coords)
+        if limits is None:
+            return cls(0, 0, kd, MOST_GROUPS, max_copies(n, 1, MOST_GROUPS))
+        fits = longest_cell(m, limits.local_mem, local_xy(inst), min(p.group, limits.max_work_group))
+        size = cell_size(p, fits)
+        target = min(GROUPS_PER_UNIT * limits.compute_units, MOST_GROUPS)
+        return cls(fits, size, kd and n > size, target, max_copies(n, -(-n // size), target))
+
+    def plan(self, n: int) -> BufferPlan:
+        """DeviceCells' buffers: the copies' staging (cities, piece starts, indices in the
+        piece) and the pieces' growth, `most_copies` n-sized each; the cities' local
+        indices and shifts, the scan's chunk sums; the gains of every work-group (cells x
+        copies, at most `target` or one a cell), of every cell and of the round; and the
+        cells: the PARTITIONS k-d partitions, or the tour's runs (members, first members,
+        cell of each city)."""
+        most_cells = n // MIN_CELL + 1
+        i4, i8 = np.int32, np.int64
+        plan = BufferPlan()
+        for name in ("staging", "staging_base", "staging_index", "delta"):
+            plan = plan.add(name, i4, n * self.most_copies)
+        plan = (plan.add("local_of", i4, n).add("shift", i4, n).add("sums", i4, -(-n // SCAN_CHUNK))
+                .add("gains", i8, max(most_cells, self.target)).add("cell_gain", i8, most_cells)
+                .add("round_gain", i8, 1))
+        for cells in [f"partition{i}" for i in range(PARTITIONS)] if self.kd else ["tour_cells"]:
+            plan = (plan.add(f"{cells}_members", i4, n).add(f"{cells}_first", i4, most_cells + 1)
+                    .add(f"{cells}_cell_of", i4, n))
+        return plan
+
+
 class DeviceCells:
     """The device side of the rounds: the partitions, the kernels and the copies' staging.
 
@@ -181,14 +234,13 @@ class DeviceCells:
     def __init__(self, ctx: SolveContext, cand, p: SegmentIlsParams, search: DeviceSearch):
         rt, inst = ctx.rt, ctx.inst
         n = inst.n
-        local_xy = inst.has_coords and COORD_DIMS.get(inst.weight_type) == 2 and inst.weight_type != "GEO"
         m = min(p.candidates, cand.m)
         self.group = min(p.group, rt.limits.max_work_group)
-        fits = longest_cell(m, rt.limits.local_mem, local_xy, self.group)
-        self.size = cell_size(p, fits)
-        self.kd = (p.cells == "kd" or (p.cells == "auto" and inst.has_coords)) and n > self.size
-        defines = {"M": m, "L_MAX": fits, "WG": self.group, "QCAP": QUEUE_SLOTS,
-                   "LOCAL_XY": int(local_xy), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
+        layout = CellLayout.of(inst, p, m, rt.limits)
+        self.size, self.kd, self.target, self.most_copies = (layout.size, layout.kd, layout.target,
+                                                             layout.most_copies)
+        defines = {"M": m, "L_MAX": layout.fits, "WG": self.group, "QCAP": QUEUE_SLOTS,
+                   "LOCAL_XY": int(local_xy(inst)), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
         names = ("pils_round", "pils_pick", "pils_round_gain", "pils_positions", "pils_tour_cells",
                  "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply")
@@ -201,26 +253,24 @@ class DeviceCells:
         self.points = inst.coords[:, :COORD_DIMS.get(inst.weight_type, 2)] if self.kd else None
         self.draws = np.random.default_rng([ctx.seed, 0x63656C6C])   # "cell": the partitions
         self.partitions: list = []
-        self.target = min(GROUPS_PER_UNIT * rt.limits.compute_units, MOST_GROUPS)
-        self.most_copies = max_copies(n, -(-n // self.size), self.target)
+        self.buf = layout.plan(n).allocate(rt)
         if not self.kd:
             cells = -(-n // self.size)
             first = (np.arange(cells + 1, dtype=np.int64) * n // cells).astype(np.int32)
-            self.tour_cells = (rt.empty(4 * n), rt.to_device(first), rt.empty(4 * n), cells)
-        self.staging = [rt.empty(4 * n * self.most_copies) for _ in range(4)]   # + delta
-        self.local_of, self.shift = rt.empty(4 * n), rt.empty(4 * n)
-        self.sums = rt.empty(4 * -(-n // SCAN_CHUNK))
-        most_cells = n // MIN_CELL + 1
-        self.gains = rt.empty(8 * max(most_cells, self.target))   # cells x copies at most
-        self.cell_gain, self.round_gain = rt.empty(8 * most_cells), rt.empty(8)
+            rt.cl.enqueue_copy(rt.queue, self.buf.tour_cells_first, first)
+            self.tour_cells = (self.buf.tour_cells_members, self.buf.tour_cells_first,
+                               self.buf.tour_cells_cell_of, cells)
 
     def _partition(self, round_no: int):
         """Round `round_no`'s k-d partition on the device: drawn the first time its
         turn comes, kept for the turns after."""
         while len(self.partitions) <= round_no % PARTITIONS:
+            i = len(self.partitions)
+            bufs = tuple(getattr(self.buf, f"partition{i}_{part}") for part in ("members", "first", "cell_of"))
             members, first, cell_of = kd_cells(self.points, self.size, self.draws)
-            self.partitions.append(tuple(self.rt.to_device(a) for a in (members, first, cell_of))
-                                   + (len(first) - 1,))
+            for buf, host in zip(bufs, (members, first, cell_of)):
+                self.rt.cl.enqueue_copy(self.rt.queue, buf, host)
+            self.partitions.append(bufs + (len(first) - 1,))
         return self.partitions[round_no % PARTITIONS]
 
     def cells_of(self, round_no: int):
@@ -231,41 +281,39 @@ class DeviceCells:
     def run_round(self, round_no: int, offset: int, descend: bool, budget: int) -> tuple[int, int, list]:
         """One round on the search's tour (its positions follow): round_kicks kicks per
         work-group, `budget` at most; returns the gain, the kicks and the events."""
-        rt, cl, q, s, n, k = self.rt, self.rt.cl, self.rt.queue, self.search, np.int32(self.n), self.k
-        seed, wg, events = self.ctx.seed, self.gain_wg, []
+        rt, cl, q, s, n, k = self.rt, self.rt.cl, self.rt.queue, self.search, self.n, self.k
+        seed, wg, events, b = self.ctx.seed, self.gain_wg, [], self.buf
         members, first, cell_of, cells = self.cells_of(round_no)
         if not self.kd:
-            events.append(k["pils_tour_cells"](q, (min(self.n, 1 << 16),), None, s.tour, n,
-                                               np.int32(offset), first, np.int32(cells),
-                                               members, cell_of))
+            events.append(k["pils_tour_cells"](q, (min(n, 1 << 16),), None, s.tour, n, offset,
+                                               first, cells, members, cell_of))
         copies = max(1, min(self.most_copies, self.target // cells))
         groups = cells * copies
         kicks = min(groups * self.p.round_kicks, budget)
-        staging, base, index, delta = self.staging
-        events.append(cl.enqueue_fill_buffer(q, delta, np.int32(0), 0, 4 * self.n))
+        staging, base, index, delta = b.staging, b.staging_base, b.staging_index, b.delta
+        events.append(cl.enqueue_fill_buffer(q, delta, np.int32(0), 0, 4 * n))
         events.append(k["pils_round"](
             q, (groups * self.group,), (self.group,), *self.ctx.dinst.dist_args,
-            self.cand.cities, np.int32(self.cand.m), s.pos, members, first, cell_of,
-            self.local_of, staging, base, index, delta, self.gains,
-            np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32), np.uint32(round_no),
-            np.int32(offset), np.int32(copies), np.int32(descend),
-            np.int32(kicks // groups), np.int32(kicks % groups), np.int32(self.p.window),
-            np.int32(self.p.walk), np.uint32(round(self.p.bridges * BRIDGE_SCALE))))
-        events.append(k["pils_pick"](q, (cells * wg,), (wg,), self.gains, np.int32(copies), first, n,
-                                     staging, base, index, delta, self.cell_gain,
+            self.cand.cities, self.cand.m, s.pos, members, first, cell_of,
+            b.local_of, staging, base, index, delta, b.gains,
+            seed & 0xFFFFFFFF, seed >> 32, round_no, offset, copies, int(descend),
+            kicks // groups, kicks % groups, self.p.window, self.p.walk,
+            round(self.p.bridges * BRIDGE_SCALE)))
+        events.append(k["pils_pick"](q, (cells * wg,), (wg,), b.gains, copies, first, n,
+                                     staging, base, index, delta, b.cell_gain,
                                      cl.LocalMemory(8 * wg), cl.LocalMemory(4 * wg)))
-        events.append(k["pils_round_gain"](q, (wg,), (wg,), self.cell_gain, np.int32(cells),
-                                           self.round_gain, cl.LocalMemory(8 * wg)))
-        chunks = -(-self.n // SCAN_CHUNK)
-        events.append(k["pils_scan_sums"](q, (chunks * SCAN_WG,), (SCAN_WG,), delta, n, self.sums,
+        events.append(k["pils_round_gain"](q, (wg,), (wg,), b.cell_gain, cells, b.round_gain,
+                                           cl.LocalMemory(8 * wg)))
+        chunks = -(-n // SCAN_CHUNK)
+        events.append(k["pils_scan_sums"](q, (chunks * SCAN_WG,), (SCAN_WG,), delta, n, b.sums,
                                           cl.LocalMemory(8 * SCAN_WG)))
-        events.append(k["pils_scan_chunks"](q, (1,), (1,), self.sums, np.int32(chunks)))
-        events.append(k["pils_scan_apply"](q, (chunks * SCAN_WG,), (SCAN_WG,), delta, n, self.sums,
-                                           self.shift, cl.LocalMemory(4 * SCAN_WG)))
-        events.append(k["pils_place"](q, (min(self.n, 1 << 16),), None, staging, base, index,
-                                      self.shift, n, np.int32(offset), s.tour))
-        events.append(k["pils_positions"](q, (min(self.n, 1 << 16),), None, s.tour, s.pos, n))
-        gain = int(rt.read(self.round_gain, np.int64, 1)[0])
+        events.append(k["pils_scan_chunks"](q, (1,), (1,), b.sums, chunks))
+        events.append(k["pils_scan_apply"](q, (chunks * SCAN_WG,), (SCAN_WG,), delta, n, b.sums,
+                                           b.shift, cl.LocalMemory(4 * SCAN_WG)))
+        events.append(k["pils_place"](q, (min(n, 1 << 16),), None, staging, base, index,
+                                      b.shift, n, offset, s.tour))
+        events.append(k["pils_positions"](q, (min(n, 1 << 16),), None, s.tour, s.pos, n))
+        gain = int(rt.read(b.round_gain, np.int64, 1)[0])
         return gain, kicks, events
 
 
@@ -363,20 +411,19 @@ def _polish(search: DeviceSearch, steps: int) -> tuple[int, list]:
     return int(search.read_words()[StateWord.CUR_LEN]), events
 
 
-def _memory(inst: Instance, p: SegmentIlsParams) -> int:
-    n = inst.n
-    k = p.candidate_params().k
-    # the whole-tour search's buffers, the copies' staging, the gains, the scan and the
-    # partitions
-    return (local_search_memory(inst, p.polish_params(k)) - candidate_bytes(n, min(k, 50))
-            + candidate_bytes(n, k) + 16 * max(n, min(n * MOST_GROUPS, STAGING_CITIES))
-            + 16 * (n // MIN_CELL + 1 + MOST_GROUPS) + 4 * n * (5 + 3 * PARTITIONS))
+def _buffers(inst: Instance, p: SegmentIlsParams, limits=None) -> BufferPlan:
+    """The instance, the greedy start (its candidate lists and buffers), one candidate
+    list for both searches, the whole-tour search's buffers and the cells'."""
+    k, greedy = p.candidate_params().k, GreedyParams().candidates
+    layout = CellLayout.of(inst, p, min(p.candidates, k), limits)
+    return (shared_plan(inst, greedy, k).merge(greedy_plan(inst.n, greedy))
+            .merge(search_plan(inst.n, p.polish_params(k))).merge(layout.plan(inst.n)))
 
 
 SOLVERS = [
     SolverSpec("pils", "segment-parallel iterated local search: work-groups run 2-opt/"
                "Or-opt/LK ILS on the tour's pieces in k-d cells, in local memory, all at once",
-               SegmentIlsParams, run_segment_ils, _memory,
+               SegmentIlsParams, run_segment_ils, _buffers,
                unsupported=lambda inst: reversal_problem(inst, "pils"),
                budget_param="kicks", memory_hint="fewer candidates (-p polish_candidates=8, -p candidates=4)"),
 ]
