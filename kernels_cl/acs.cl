@@ -5,16 +5,18 @@
  * TABU_BT), one work-item per candidate of the current city.  The next city follows the
  * pseudo-random proportional rule (eq. 1-2, Fig. 3): among the unvisited of the CL
  * nearest neighbours, with probability q0 the one with the largest tau * eta^beta (over
- * the selective memory, cur's stored edges count too, as in the authors' code: below),
- * otherwise one drawn with probability proportional to it (drawn here by reservoir
- * keys -log2(u) / w, the same distribution as the paper's roulette, so that greedy and
- * roulette are both one work-group minimum, step_least() below); with no unvisited
+ * the selective memory, cur's stored edges count too, as in the authors' code:
+ * acs_store_spm.h, stored_word()), otherwise one drawn with probability proportional to
+ * it (drawn here by reservoir keys -log2(u) / w, the same distribution as the paper's
+ * roulette, so that greedy and roulette are both one work-group minimum, step_least()
+ * below); with no unvisited
  * candidate, the unvisited city with the largest tau * eta^beta (section 3.1.1).  After
  * every k-th edge the ant lowers its pheromone, tau = (1 - rho) tau + rho tau0 (eq. 3,
  * section 4.2), both ways round.
  *   -D CL=<cl>                          candidate set size (the paper: 32)
- *   -D STORE=<STORE_MATRIX|STORE_SPM>   the n x n pheromone matrix, or the selective
- *                                       pheromone memory of section 3.2 (below)
+ *   -D STORE=<STORE_MATRIX|STORE_SPM>   the n x n pheromone matrix (acs_store_matrix.h),
+ *                                       or the selective pheromone memory of section 3.2
+ *                                       (acs_store_spm.h)
  *   -D SPM_S=<s>                        the memory's edges per city (the paper: 8)
  *   -D ATOMIC_UPDATE=<0|1>              local updates by compare-and-swap (acs-gpu), so
  *                                       that none is lost; 0: plain read and write
@@ -45,30 +47,14 @@
 #ifndef COUNT_UPDATES
 #define COUNT_UPDATES 0
 #endif
-/* -D UNROLL_HINTS=1 (acs.py, on GPUs): fallback_entry's scan of every city carries an
- * unroll hint, measured on NVIDIA's compiler; a CPU's (PoCL's) cannot take it and printed
- * "1 warning generated." on the user's stderr at every fresh build. */
+/* -D UNROLL_HINTS=1 (acs.py, on GPUs): fallback_entry's scan of every city (over the
+ * selective memory, acs_store_spm.h) carries an unroll hint, measured on NVIDIA's
+ * compiler; a CPU's (PoCL's) cannot take it and printed "1 warning generated." on the
+ * user's stderr at every fresh build. */
 #ifndef UNROLL_HINTS
 #define UNROLL_HINTS 0
 #endif
 
-/* ---- the pheromone ----------------------------------------------------------------------
- * STORE_MATRIX: tau[u * n + v].  STORE_SPM (section 3.2, Fig. 5): city u keeps SPM_S
- * edges, each one aligned 16-byte word, spm[u * SPM_S + i] = (v, bits of tau(u, v), bits
- * of eta^beta(u, v), 0) (node EMPTY_NODE: an empty slot), and spm_tail[u], a count of the
- * edges ever added to u, so that the edge added last is in slot spm_tail[u] % SPM_S; any
- * other edge of u is at tau_min.  An update of an absent edge starts from tau_min and
- * takes the slot after the tail, the edge added longest ago (a ring).
- *   Whole edges, not the paper's two vectors: the ants read a city's edges while
- * other ants rewrite them, and the H100 keeps global loads in a work-group's L1, which
- * other SMs' stores do not update.  A node from one copy of a line and a trail from
- * another gave trails to the wrong edges (a global best's trail on an edge just added),
- * and spm ended 8-20 % above the optimum on Table 9 where alt reached 2-9 %
- * (docs/notebook/acs.md).  An edge is read and written whole, so a stale read is at worst an
- * older trail of the right edge, as with the matrix.  Its eta^beta is computed once, when the edge is added, so
- * that the greedy step weighs stored edges without distances (stored_word()).  The tail
- * advances by atomic_inc, as in the paper's code, so that ants adding edges to one city
- * at once take different slots. */
 /* -D FRESH_READS=1 (acs.py's default): the trails are read through volatile pointers,
  * so from L2, where every ant's update lands, as the global loads of the paper's Kepler
  * GPU did (they were not cached in L1).  With 0 a line of trails may stay in an SM's L1,
@@ -83,13 +69,6 @@
 #define TRAIL_GLOBAL volatile __global
 #else
 #define TRAIL_GLOBAL __global
-#endif
-#if STORE == STORE_SPM
-#define PHER_DECL __global uint4 *restrict spm, __global uint *restrict spm_tail, const float tau_min
-#define PHER_ARGS spm, spm_tail, tau_min
-#else
-#define PHER_DECL __global float *restrict tau, __global uint *restrict spm_tail, const float tau_min
-#define PHER_ARGS tau, spm_tail, tau_min
 #endif
 
 /* eta^beta = (1 / d)^beta, d = 0 counted as 0.5 (as kernels_cl/mmas.cl).  -D BETA_WHOLE=<b>
@@ -114,66 +93,6 @@ inline float heuristic(DIST_PARAMS, const uint u, const uint v, const float beta
 #endif
 }
 
-/* An update in two halves, so that local_update() issues both edges' loads before
- * either store (one L2 round trip on an ant's step instead of two): pher_load() reads
- * what the update needs (the cell, or u's SPM_S edges), pher_store() writes tau(u, v) =
- * a * tau(u, v) + b from it. */
-typedef struct {
-#if STORE == STORE_SPM
-    uint2 row[SPM_S];   /* (node, bits of tau): the search needs no eta^beta.  With
-                         * whole edges here and the candidate loads before the barrier
-                         * (acs_next) the kernel took 120 registers and pr2392 at
-                         * ants = n 6.9 ms; with pairs 88 and 4.0 ms (docs/notebook/acs.md) */
-#else
-    uint cell;
-#endif
-} trail_t;
-
-inline trail_t pher_load(PHER_DECL, DIST_PARAMS, const uint u, const uint v)
-{
-    trail_t t;
-#if STORE == STORE_SPM
-    for (uint i = 0; i < SPM_S; i++)   /* every load issued before any search */
-        t.row[i] = ((TRAIL_GLOBAL uint2 *)spm)[2 * (u * SPM_S + i)];
-#else
-    t.cell = as_uint(((TRAIL_GLOBAL float *)tau)[(ulong)u * (uint)n + v]);
-#endif
-    return t;
-}
-
-#if STORE == STORE_SPM
-/* tau(u, v) from a copy of u's stored (node, bits of tau) pairs in local memory: the
- * first slot that holds v, or tau_min. */
-inline float ring_trail(__local const uint2 *ring, const float tau_min, const uint v)
-{
-    float found = tau_min;
-    for (uint i = SPM_S; i-- > 0;)
-        found = ring[i].x == v ? as_float(ring[i].y) : found;
-    return found;
-}
-
-/* Where acs_next() copies the current city's stored edges: their (node, bits of tau)
- * pairs after the scratch's first get_local_size(0) longs, then their eta^beta (local
- * memory here is only 8-byte aligned: 16-byte edges faulted on the H100).  acs.py's
- * scratch_bytes follows this layout. */
-inline __local uint2 *step_ring(const select_state_t *st)
-{
-    return (__local uint2 *)st->scratch + get_local_size(0);
-}
-
-inline __local float *step_ring_heur(const select_state_t *st)
-{
-    return (__local float *)(step_ring(st) + SPM_S);
-}
-#define STEP_RING_WORDS (3 * SPM_S)
-#else
-#define STEP_RING_WORDS 0
-inline float pher_read(PHER_DECL, DIST_PARAMS, const uint u, const uint v)
-{
-    return ((TRAIL_GLOBAL float *)tau)[(ulong)u * (uint)n + v];
-}
-#endif
-
 /* *cell = a * *cell + b by compare-and-swap, trying from `seen` (a value read before, or
  * what a failed attempt returned) until no other update came in between. */
 inline void cas_update(volatile __global uint *cell, uint seen, const float a, const float b)
@@ -185,33 +104,67 @@ inline void cas_update(volatile __global uint *cell, uint seen, const float a, c
     } while (seen != old);
 }
 
-inline void pher_store(PHER_DECL, DIST_PARAMS, const uint u, const uint v, const trail_t *t,
-                       const float a, const float b, const float eta_beta)
+/* A greedy step's word for a weight w > 0 in the work-group minimum (step_least): the
+ * bits of w inverted, so that the least word is the largest w (positive floats order as
+ * their bits), with their low bits (`mask`) replaced by `slot`, as list_slot_word() does:
+ * weights within 2^(bits of mask - 23) of each other (relative) tie, and the lower slot
+ * takes them.  No division on the step's path: with the least 1 / w, the form before,
+ * an iteration of spm at 256 ants took 3-4 % longer (docs/notebook/acs.md). */
+inline uint greedy_word(const float w, const uint slot, const uint mask)
 {
-#if STORE == STORE_SPM
-    /* a whole edge is written, hit or not, so that a racing ant's rewrite of the slot
-     * never leaves a trail beside another node's eta^beta; on a hit the eta^beta given
-     * is the stored one's value, from the same edge */
-    for (uint i = 0; i < SPM_S; i++)
-        if (t->row[i].x == v) {
-            spm[u * SPM_S + i] = (uint4)(v, as_uint(a * as_float(t->row[i].y) + b), as_uint(eta_beta), 0u);
-            return;
-        }
-    const uint slot = (atomic_inc(spm_tail + u) + 1u) % SPM_S;
-    spm[u * SPM_S + slot] = (uint4)(v, as_uint(a * tau_min + b), as_uint(eta_beta), 0u);
-#elif ATOMIC_UPDATE
-    cas_update((volatile __global uint *)(tau + (ulong)u * (uint)n + v), t->cell, a, b);
-#else
-    tau[(ulong)u * (uint)n + v] = a * as_float(t->cell) + b;
-#endif
+    return (~as_uint(w) & ~mask) | slot;
 }
+
+/* x rounded up to an even count: a step's scratch words go in pairs (step_words()) */
+#define EVEN(x) (((x) + 1) & ~1)
+
+/* ---- the pheromone store ----------------------------------------------------------------
+ * STORE picks the header that keeps the trails: acs_store_matrix.h (STORE_MATRIX, the n x n
+ * matrix) or acs_store_spm.h (STORE_SPM, the selective pheromone memory of section 3.2).
+ * Each gives the ants' code below the same interface:
+ *   PHER_DECL, PHER_ARGS        the store's kernel parameters (trails, spm_tail, tau_min)
+ *                               and a call's arguments; PHER_ARGS_COPY(c) the arguments
+ *                               for copy c of the trails (acs_global)
+ *   STORE_KEEPS_ETA_BETA        1 where the store keeps every edge's eta^beta beside its
+ *                               trail, so that the ants pass it to the updates
+ *   trail_t, pher_load(), pher_store()
+ *                               an update in two halves, so that local_update() issues both
+ *                               edges' loads before either store (one L2 round trip on an
+ *                               ant's step instead of two): pher_load() reads what the
+ *                               update needs (the cell, or u's SPM_S edges), pher_store()
+ *                               writes tau(u, v) = a * tau(u, v) + b from it
+ *   step_rows_t, step_rows()    what a work-item reads for a step at u: its candidate
+ *                               (.v), the candidate's eta^beta (.heur) and the store's
+ *                               share (below, "a step's reads")
+ *   step_share_t, store_step_share()
+ *                               makes the step's reads the whole work-group's (over the
+ *                               selective memory a copy in local memory, then a barrier;
+ *                               every work-item calls it), and says where they are
+ *   step_trail()                tau(cur, v) of a step's candidate v
+ *   stored_word(), stored_pick()
+ *                               the store's own offers to a greedy step beside the
+ *                               candidates (the selective memory's stored edges; none over
+ *                               the matrix), and the step's city: the stored edge that won,
+ *                               or the candidates' choice
+ *   fallback_entry()            a work-item's share of the fallback (section 3.1.1): its
+ *                               entry (bits of 1 / w, city) for the least 1 / w, w = tau *
+ *                               eta^beta, over the unvisited cities
+ *   STEP_RING_WORDS, STEP_STORED_WORDS
+ *                               the store's words in a step's scratch (step_words())
+ * and for the tests' checks, tau(u, v): pher_read() over the matrix, ring_trail() over
+ * the selective memory's copy of u's edges. */
+#if STORE == STORE_SPM
+#include "acs_store_spm.h"
+#else
+#include "acs_store_matrix.h"
+#endif
 
 /* tau(u, v) = a * tau(u, v) + b. */
 inline void pher_update(PHER_DECL, DIST_PARAMS, const float beta, const uint u, const uint v,
                         const float a, const float b)
 {
     const trail_t t = pher_load(PHER_ARGS, DIST_ARGS, u, v);
-    pher_store(PHER_ARGS, DIST_ARGS, u, v, &t, a, b, STORE == STORE_SPM ? heuristic(DIST_ARGS, u, v, beta) : 0.0f);
+    pher_store(PHER_ARGS, DIST_ARGS, u, v, &t, a, b, STORE_KEEPS_ETA_BETA ? heuristic(DIST_ARGS, u, v, beta) : 0.0f);
 }
 
 /* The local update (eq. 3) as tau -> a tau + b: (a, b) = (1 - rho, rho tau0), or (1, 1)
@@ -240,7 +193,7 @@ inline void local_update(PHER_DECL, DIST_PARAMS, const float beta, const uint u,
     pher_store(PHER_ARGS, DIST_ARGS, u, v, &there, a, b, eta_beta);
     /* chosen by the preprocessor: a constant operand of || drew a compiler warning, which
      * PoCL prints to the user's stderr */
-#if SYMMETRIC || STORE != STORE_SPM
+#if SYMMETRIC || !STORE_KEEPS_ETA_BETA
     const float back_eta_beta = eta_beta;
 #else
     const float back_eta_beta = heuristic(DIST_ARGS, v, u, beta);
@@ -260,70 +213,10 @@ inline uint4 q_draws(const rng_key_t key, const uint ant, const uint iteration, 
     return ant_draws(key, ant, iteration, step >> 2, Q_SLOT);
 }
 
-/* A work-item's share of the fallback (section 3.1.1): its entry (bits of 1 / w, city)
- * for the least 1 / w, w = tau * eta^beta, over the unvisited cities.  Over the
- * selective memory every edge but cur's SPM_S stored ones has tau_min, so among those
- * the nearest unvisited city (ties to the lower) has the largest w: the scan compares
- * distances alone and weighs one city, and the stored edges are weighed by their trails
- * (pow() and a memory scan for every unvisited city made this step most of a step's
- * time from n = 10,000 up: rl11849 at 256 ants, about 150 ms an iteration before, 43
- * ms after, docs/notebook/acs.md).  The stored edges are the step's copy in local memory
- * (step_ring()), one snapshot for the whole work-group: other ants rewrite them
- * meanwhile, and a city the scan leaves out as stored must be one that is weighed as
- * stored (with a snapshot per work-item a city could be left out by both, and the last
- * one missed: the ant then took no city). */
-inline ulong fallback_entry(TABU_DECL, DIST_PARAMS, PHER_DECL, const uint cur, const float beta,
-                            select_state_t *st)
-{
-    const uint lid = get_local_id(0), p = get_local_size(0), un = (uint)n;
-    ulong best = ULONG_MAX;
-#if STORE == STORE_SPM
-    __local const uint2 *row = step_ring(st);
-    __local const float *row_heur = step_ring_heur(st);
-    ulong nearest = ULONG_MAX;
-    /* every city's distance, visited or not, and a select: with the distance under the
-     * tabu test its coordinate loads waited one city at a time (256 ants, k 4: spm 3-6 %
-     * slower, docs/notebook/acs.md) */
-#if UNROLL_HINTS
-#pragma unroll 4
-#endif
-    for (uint v = lid; v < un; v += p) {
-        int stored = 0;
-        for (uint i = 0; i < SPM_S; i++)
-            stored |= row[i].x == v;
-        const ulong entry = ((ulong)DIST((int)cur, (int)v) << 32) | v;
-        nearest = !stored && !tabu_visited(TABU_ARGS, un, v) ? min(nearest, entry) : nearest;
-    }
-    if (nearest != ULONG_MAX) {
-        const uint v = (uint)nearest;
-        best = ((ulong)as_uint(1.0f / (tau_min * heuristic(DIST_ARGS, cur, v, beta))) << 32) | v;
-    }
-    for (uint i = lid; i < SPM_S; i += p) {
-        const uint v = row[i].x;
-        if (v != EMPTY_NODE && !tabu_visited(TABU_ARGS, un, v)) {
-            const float w = as_float(row[i].y) * row_heur[i];
-            best = min(best, ((ulong)as_uint(1.0f / w) << 32) | v);
-        }
-    }
-#else
-    for (uint v = lid; v < un; v += p)
-        if (!tabu_visited(TABU_ARGS, un, v)) {
-            const float w = pher_read(PHER_ARGS, DIST_ARGS, cur, v) * heuristic(DIST_ARGS, cur, v, beta);
-            best = min(best, ((ulong)as_uint(1.0f / w) << 32) | v);
-        }
-#endif
-    return best;
-}
-
-/* step_least()'s words, pairs of uints: CL candidates' words (an even count), then over
- * the selective memory SPM_S stored edges' (an even count), after step_ring()'s; then
- * step_offer()'s candidates and their eta^beta (an even count each). */
-#define EVEN(x) (((x) + 1) & ~1)
-#if STORE == STORE_SPM
-#define STEP_STORED_WORDS EVEN(SPM_S)
-#else
-#define STEP_STORED_WORDS 0
-#endif
+/* step_least()'s words, pairs of uints: CL candidates' words (an even count), then the
+ * store's STEP_STORED_WORDS (the selective memory's SPM_S stored edges', an even count),
+ * after the store's STEP_RING_WORDS (step_ring()); then step_offer()'s candidates and
+ * their eta^beta (an even count each). */
 inline __local uint *step_words(const select_state_t *st)
 {
     return (__local uint *)st->scratch + 2 * get_local_size(0) + EVEN(STEP_RING_WORDS);
@@ -342,13 +235,13 @@ inline void step_offer(const select_state_t *st, const uint v, const float eta_b
     const uint i = get_local_id(0);
     if (i < CL) {
         step_candidates(st)[i] = v;
-        if (STORE == STORE_SPM)   /* over the matrix no local update needs it */
+        if (STORE_KEEPS_ETA_BETA)   /* over the matrix no local update needs it */
             step_candidates(st)[EVEN(CL) + i] = as_uint(eta_beta);
     }
 }
 
 /* Candidate `slot`'s (city, eta^beta), as step_offer() gave them (.y over the selective
- * memory only). */
+ * memory only, STORE_KEEPS_ETA_BETA). */
 inline uint2 step_candidate(const select_state_t *st, const uint slot)
 {
     return (uint2)(step_candidates(st)[slot], step_candidates(st)[EVEN(CL) + slot]);
@@ -387,79 +280,20 @@ inline uint2 step_least(const select_state_t *st, const uint candidate_word, con
     return (uint2)(min(least_a, least_b), least_stored);
 }
 
-/* A greedy step's word for a weight w > 0 in the work-group minimum (step_least): the
- * bits of w inverted, so that the least word is the largest w (positive floats order as
- * their bits), with their low bits (`mask`) replaced by `slot`, as list_slot_word() does:
- * weights within 2^(bits of mask - 23) of each other (relative) tie, and the lower slot
- * takes them.  No division on the step's path: with the least 1 / w, the form before,
- * an iteration of spm at 256 ants took 3-4 % longer (docs/notebook/acs.md). */
-inline uint greedy_word(const float w, const uint slot, const uint mask)
-{
-    return (~as_uint(w) & ~mask) | slot;
-}
-
-#if STORE == STORE_SPM
-/* A stored edge's word in the greedy step's minimum: greedy_word() with the slot of the
- * edge in cur's selective memory in the low bits. */
-#define STORED_SLOT_BITS (SPM_S > 1 ? 32 - clz(SPM_S - 1) : 0)
-#define STORED_SLOT_MASK ((1u << STORED_SLOT_BITS) - 1u)
-
-/* A work-item's share of the greedy step over the selective memory, as the authors'
- * code (github.com/RSkinderowicz/GPUBasedACS, acs_spm_calc_solution) takes it: the
- * stored edges of cur to unvisited cities, candidates or not, weighed by their trails
- * and stored eta^beta.  With the candidates weighed as usual (an unstored one at
- * tau_min) that is the largest tau * eta^beta over every unvisited city: an unstored
- * city outside the list is farther than every candidate, at the same tau_min.  Without
- * it a global best's edge to a city outside cur's list was never a greedy choice, and 3
- * of 10 pr1002 runs of Table 9 stalled at 8-12 % (docs/notebook/acs.md).  Work-item i < SPM_S
- * weighs slot i, `mine`, with the eta^beta stored beside the trail (a distance and a
- * power here made an iteration 1.3x slower, pr1002 at 256 ants). */
-inline uint stored_word(TABU_DECL, const uint n, const uint4 mine)
-{
-    const uint i = get_local_id(0);
-    /* selects, not branches: with the early returns an iteration of spm at 256 ants took
-     * 7-8 % longer (clock64 marks: about 230 cycles here, against 120, docs/notebook/acs.md); an empty slot reads the tabu of city
-     * n - 1 and is dropped */
-    const float w = as_float(mine.y) * as_float(mine.z);
-    const int live = (i < SPM_S) & (mine.x != EMPTY_NODE) & !tabu_visited(TABU_ARGS, n, min(mine.x, n - 1u)) &
-                     (w > 0.0f);
-    return live ? greedy_word(w, i, STORED_SLOT_MASK) : ~0u;
-}
-#endif
-
-/* A work-item's share of what a step at city u reads from global memory: candidate i =
- * lid of u (cl <= the work-group size, AcsParams checks it) and its eta^beta, and over
- * the selective memory u's stored edge lid (work-items < SPM_S; each loading the whole
- * row was 5 % slower).  The candidate's and the stored edge's loads are issued together,
- * one L2 round trip.  acs_construct() loads the next step's while lid 0 records the step
- * and makes its local update, so that the round trip overlaps that work instead of
- * starting the next step (clock64 marks on the H100: about 360 of a step's 1,630 cycles
- * waited for these loads, and about 410 followed the next city's choice, docs/notebook/acs.md). */
-typedef struct {
-    uint v;
-    float heur;
-#if STORE == STORE_SPM
-    uint4 mine;
-#endif
-} step_rows_t;
-
-inline step_rows_t step_rows(__global const int *restrict cand, __global const float *restrict cand_heur,
-                             PHER_DECL, const uint u)
-{
-    const uint lid = get_local_id(0);
-    step_rows_t rows;
-    rows.v = lid < CL ? (uint)cand[u * CL + lid] : NONE;
-    rows.heur = lid < CL ? cand_heur[u * CL + lid] : 0.0f;
-#if STORE == STORE_SPM
-    rows.mine = lid < SPM_S ? ((TRAIL_GLOBAL uint4 *)spm)[u * SPM_S + lid] : (uint4)(EMPTY_NODE, 0u, 0u, 0u);
-#endif
-    return rows;
-}
+/* A step's reads: step_rows(cand, cand_heur, PHER_ARGS, u), the store header's, is a
+ * work-item's share of what a step at city u reads from global memory: candidate i = lid
+ * of u (cl <= the work-group size, AcsParams checks it) and its eta^beta (step_rows_t's
+ * .v and .heur), and the store's share (over the selective memory u's stored edge lid,
+ * .mine).  The candidate's and the stored edge's loads are issued together, one L2 round
+ * trip.  acs_construct() loads the next step's while lid 0 records the step and makes its
+ * local update, so that the round trip overlaps that work instead of starting the next
+ * step (clock64 marks on the H100: about 360 of a step's 1,630 cycles waited for these
+ * loads, and about 410 followed the next city's choice, docs/notebook/acs.md). */
 
 /* The next city of an ant at cur (Fig. 3), the same in every work-item; NONE only when
  * every city is visited.  rows: step_rows() of cur.  q_words: q_draws() of the step.
  * *eta_beta: eta^beta of (cur, next) over the selective memory, for local_update() (0
- * over the matrix). */
+ * over the matrix: STORE_KEEPS_ETA_BETA). */
 inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const step_rows_t rows, const rng_key_t key,
                      const uint ant, const uint iteration, const uint step, const uint4 q_words,
                      select_state_t *st, float *eta_beta)
@@ -470,24 +304,12 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const step_rows_t rows
     const int has_candidate = lid < CL;
     const uint v = rows.v;
     const float heur = rows.heur;
-#if STORE == STORE_SPM
-    /* cur's stored edges, copied to local memory for every work-item */
-    __local uint2 *ring = step_ring(st);
-    __local float *ring_heur = step_ring_heur(st);
-    const uint4 mine = rows.mine;
-    if (lid < SPM_S) {
-        ring[lid] = mine.xy;
-        ring_heur[lid] = as_float(mine.z);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-#endif
+    /* the store's share of the step for every work-item (over the selective memory cur's
+     * stored edges, copied to local memory) */
+    const step_share_t shared = store_step_share(st, rows, lid);
     uint least = ~0u;
     if (has_candidate) {
-#if STORE == STORE_SPM
-        const float w = ring_trail(ring, tau_min, v) * heur;
-#else
-        const float w = pher_read(PHER_ARGS, DIST_ARGS, cur, v) * heur;
-#endif
+        const float w = step_trail(PHER_ARGS, DIST_ARGS, shared, cur, v) * heur;
         /* the largest w is the greedy choice, the least of -log2(u) / w a draw with
          * probability w / (sum of w) (eq. 2); a greedy step (most steps: q0 = (n - 20) / n)
          * draws nothing */
@@ -497,11 +319,8 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const step_rows_t rows
          * load and its L2 latency came after the check's (docs/notebook/mmas.md, `24222fd`) */
         least = !tabu_visited(TABU_ARGS, un, v) && w > 0.0f ? min(least, word) : least;
     }
-#if STORE == STORE_SPM
-    const uint stored = greedy ? stored_word(TABU_ARGS, un, mine) : ~0u;
-#else
-    const uint stored = ~0u;
-#endif
+    /* the stored edges' share of a greedy step (over the matrix none) */
+    const uint stored = greedy ? stored_word(TABU_ARGS, un, rows) : ~0u;
     /* .x: the candidates' least, .y: the stored edges', which count only while a
      * candidate is left (as in the authors' code; with none the fallback weighs them) */
     step_offer(st, v, heur);
@@ -511,21 +330,16 @@ inline uint acs_next(TABU_DECL, ACS_DECL, const uint cur, const step_rows_t rows
     if (won.x != ~0u) {
         const uint2 candidate = step_candidate(st, won.x & LIST_SLOT_MASK);
         next = candidate.x;
-        if (STORE == STORE_SPM)
+        if (STORE_KEEPS_ETA_BETA)
             *eta_beta = as_float(candidate.y);
     }
-#if STORE == STORE_SPM
-    if (won.x != ~0u && won.y < won.x) {
-        next = ring[won.y & STORED_SLOT_MASK].x;
-        *eta_beta = ring_heur[won.y & STORED_SLOT_MASK];
-    }
-#endif
+    next = stored_pick(shared, won, next, eta_beta);
     if (next == NONE) {
         /* no unvisited candidate: the unvisited city with the largest tau * eta^beta (the
-         * least 1 / w, ties to the lower city) */
+         * least 1 / w, ties to the lower city; fallback_entry(): section 3.1.1) */
         const ulong won = group_min_entry(st, fallback_entry(TABU_ARGS, DIST_ARGS, PHER_ARGS, cur, beta, st));
         next = won == ULONG_MAX ? NONE : (uint)won;
-        if (STORE == STORE_SPM && next != NONE)
+        if (STORE_KEEPS_ETA_BETA && next != NONE)
             *eta_beta = heuristic(DIST_ARGS, cur, next, beta);
     }
     return next;
@@ -720,14 +534,9 @@ __kernel void acs_global(DIST_PARAMS, __global const int *restrict best_tour,
     const float deposit = alpha / (float)status[B_BEST];  /* best.h, from the host */
     const uint a = (uint)best_tour[i];
     for (uint c = 0; c < copies; c++) {
-#if STORE == STORE_SPM
-        __global uint4 *store = spm;
-#else
-        __global float *store = tau + (ulong)c * un * un;
-#endif
-        pher_update(store, spm_tail, tau_min, DIST_ARGS, beta, a, (uint)best_tour[(i + 1) % un], 1.0f - alpha,
+        pher_update(PHER_ARGS_COPY(c), DIST_ARGS, beta, a, (uint)best_tour[(i + 1) % un], 1.0f - alpha,
                     deposit);
-        pher_update(store, spm_tail, tau_min, DIST_ARGS, beta, a, (uint)best_tour[(i + un - 1) % un],
+        pher_update(PHER_ARGS_COPY(c), DIST_ARGS, beta, a, (uint)best_tour[(i + un - 1) % un],
                     1.0f - alpha, deposit);
     }
 }
