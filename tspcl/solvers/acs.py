@@ -34,19 +34,19 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..device import round_up
+from ..buffers import BufferPlan
+from ..device import DeviceLimits, round_up
 from ..errors import UsageError
 from ..instance import Instance
 from ..launches import enqueue_repeated
-from ..neighbors import CandidateParams, candidate_bytes
+from ..neighbors import CandidateParams
 from ..params import param
-from . import population_two_opt
-from .population_two_opt import PopulationTwoOpt, PopulationTwoOptParams
-from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
-from .best import BEST_DEFINES, BestOfBatch, StepRun
-from .construct import NearestNeighborParams, run_nn
+from .population_two_opt import PopulationTwoOpt, PopulationTwoOptParams, candidate_count, two_opt_plan
+from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count, shared_plan
+from .best import BEST_DEFINES, BestOfBatch, StepRun, best_plan
+from .construct import NearestNeighborParams, nn_plan, run_nn
 from .device_loop import run_device_loop
-from .mmas import ant_defines, program_defines
+from .mmas import ant_defines, list_lengths, program_defines
 
 VARIANTS = ("gpu", "alt", "spm")
 READS = {"fresh": 1, "cached": 0}  # acs.cl FRESH_READS
@@ -129,6 +129,11 @@ class AcsParams:
         q0 = self.q0 if self.q0 is not None else max(0.0, (n - 20) / n)
         return replace(self, ants=self.ants or n, q0=q0, candidates=min(self.candidates, max(n - 1, 1)))
 
+    @property
+    def two_opt(self) -> PopulationTwoOptParams:
+        """The ants' 2-opt of ls=2opt: its defaults with ls_candidates."""
+        return PopulationTwoOptParams(candidates=self.ls_candidates)
+
 
 def host_defines(store: str) -> dict:
     """acs.cl's defines of the host's constants: the store STORE and the stores' codes
@@ -143,8 +148,28 @@ def beta_whole(beta: float) -> int:
     return int(beta) if float(beta).is_integer() and beta <= 16 else -1
 
 
+def colony_plan(n: int, p: AcsParams) -> BufferPlan:
+    """AcsColony's own buffers on n cities: the trails (the matrix, twice for gpu, or the
+    selective memory's edges of SPM_EDGE_BYTES) and the selective memory's ring ends
+    (one unused element without it), the candidate edges' eta^beta, the ants' tours and
+    lengths, and for gpu the tabu bitmasks and the ants' steps between launches."""
+    used = p.effective(n)
+    ants, cl, words = used.ants, used.candidates, -(-n // 32)
+    if p.variant == "spm":
+        plan = BufferPlan().add("tau", np.uint32, SPM_EDGE_BYTES // 4 * n * p.spm_size)
+    else:
+        plan = BufferPlan().add("tau", np.float32, (2 if p.variant == "gpu" else 1) * n * n)
+    plan = (plan.add("spm_tail", np.uint32, n if p.variant == "spm" else 0)
+            .add("cand_heur", np.float32, n * cl).add("tours", np.int32, ants * n)
+            .add("lengths", np.int64, ants))
+    if p.variant == "gpu":
+        plan = plan.add("visited", np.uint32, ants * words).add("ant_state", np.uint32, 4 * ants)
+    return plan
+
+
 class AcsColony:
-    """The device side of one ACS run: pheromone, tours and the best's status."""
+    """The device side of one ACS run: pheromone, tours and the best's status (its own
+    buffers `colony_plan`'s)."""
 
     def __init__(self, ctx: SolveContext, p: AcsParams, count_updates: bool = False):
         """`count_updates` (tests): every local update adds 1 instead of evaporating."""
@@ -171,21 +196,17 @@ class AcsColony:
         # the matrix's trails (twice for gpu, acs.cl acs_step), or the selective memory's
         # (node, trail) pairs
         self.copies = 2 if p.variant == "gpu" else 1
-        cells = n * (p.spm_size if store == "spm" else self.copies * n)
-        self.tau = rt.empty((SPM_EDGE_BYTES if store == "spm" else 4) * cells)
-        self.cells = cells
-        self.spm_tail = rt.empty(4 * n if store == "spm" else 4)
-        self.cand_heur = rt.empty(4 * n * cl)
-        self.tours, self.lengths = rt.empty(4 * self.ants * n), rt.empty(8 * self.ants)
-        self.visited = rt.empty(4 * self.ants * (-(-n // 32))) if p.variant == "gpu" else None
-        self.ant_state = rt.empty(16 * self.ants) if p.variant == "gpu" else None
+        self.cells = n * (p.spm_size if store == "spm" else self.copies * n)
+        bufs = colony_plan(n, p).allocate(rt)
+        self.tau, self.spm_tail, self.cand_heur = bufs.tau, bufs.spm_tail, bufs.cand_heur
+        self.tours, self.lengths = bufs.tours, bufs.lengths
+        self.visited = bufs.visited if p.variant == "gpu" else None
+        self.ant_state = bufs.ant_state if p.variant == "gpu" else None
         self.best = BestOfBatch(ctx, self.ants)
         self.tau0 = 0.0
         self.q0 = used.q0
         self.store = store
-        self.ls = None
-        if p.ls == "2opt":
-            self.ls = PopulationTwoOpt(ctx, self.ants, PopulationTwoOptParams(candidates=p.ls_candidates))
+        self.ls = PopulationTwoOpt(ctx, self.ants, p.two_opt) if p.ls == "2opt" else None
 
     def start(self, nn_length: int, tau0: float | None = None) -> list:
         """Every trail at tau0 = 1 / (n L_nn) (or `tau0`), an empty selective memory,
@@ -201,12 +222,11 @@ class AcsColony:
             events = [cl.enqueue_fill_buffer(rt.queue, self.tau, np.float32(self.tau0), 0, 4 * self.cells)]
         self.best.reset()
         events.append(self.k["mmas_heuristic"](rt.queue, (round_up(n * self.cl, 256),), (256,),
-                                               *self.ctx.dinst.dist_args, self.cand, np.float32(p.beta),
-                                               self.cand_heur))
+                                               *self.ctx.dinst.dist_args, self.cand, p.beta, self.cand_heur))
         return events
 
     def _pher(self) -> tuple:
-        return self.tau, self.spm_tail, np.float32(self.tau0)
+        return self.tau, self.spm_tail, self.tau0
 
     def iteration(self, it: int, seed: int) -> list:
         """Enqueue one iteration: construction, the best, the global update (events in
@@ -218,21 +238,20 @@ class AcsColony:
         rt, n, best = self.rt, self.n, self.best
         return [best.enqueue(self.lengths, self.tours, it),
                 self.k["acs_global"](rt.queue, (round_up(n, 64),), (64,), *self.ctx.dinst.dist_args,
-                                     best.best_tour, best.status, *self._pher(), np.float32(self.p.global_evaporation),
-                                     np.uint32(self.copies), np.float32(self.p.beta))]
+                                     best.best_tour, best.status, *self._pher(), self.p.global_evaporation,
+                                     self.copies, self.p.beta)]
 
     def construct(self, it: int, seed: int, step_events: bool = False) -> list:
         """Enqueue the ants' tours and lengths with their local updates, then the ants'
         2-opt if any (events; for gpu the per-step launches' too when `step_events`)."""
         rt, p, n, lm = self.rt, self.p, self.n, self.rt.cl.LocalMemory
         ants, g = self.ants, GROUP
-        key = (np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint32(it))
-        acs = (*self.ctx.dinst.dist_args, self.cand, self.cand_heur, *self._pher(),
-               np.float32(self.q0), np.float32(p.beta))
-        local_rule = (np.float32(p.local_evaporation), np.float32(self.tau0), np.uint32(p.local_update_every))
+        key = (seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF, it)
+        acs = (*self.ctx.dinst.dist_args, self.cand, self.cand_heur, *self._pher(), self.q0, p.beta)
+        local_rule = (p.local_evaporation, self.tau0, p.local_update_every)
         tabu, scratch = lm(4 * (-(-n // 32))), lm(self.scratch_bytes)
         if p.variant == "gpu":
-            events = [self.k["acs_first"](rt.queue, (round_up(ants, 64),), (64,), np.int32(n), np.int32(ants),
+            events = [self.k["acs_first"](rt.queue, (round_up(ants, 64),), (64,), n, ants,
                                           *key, self.tours, self.visited, self.ant_state)]
             # n - 1 launches of one kernel with the same arguments (each ant keeps its
             # step), without events unless step_events (their enqueue rate bound the
@@ -265,20 +284,19 @@ def run_acs(ctx: SolveContext, p: AcsParams) -> None:
     run_device_loop(ctx, StepRun(ctx, colony.best, p.iterations, p.batch, colony.iteration))
 
 
-def _memory(inst: Instance, p: AcsParams) -> int:
+def _buffers(inst: Instance, p: AcsParams, limits: DeviceLimits | None = None) -> BufferPlan:
+    """The run's buffers: the instance's, the candidate lists of the NN tour, the colony
+    and the ants' 2-opt, the NN tour's, the colony's own (`colony_plan`), its best's and
+    its 2-opt's."""
     n = inst.n
-    ants = p.effective(n).ants
-    base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    pheromone = n * (SPM_EDGE_BYTES * p.spm_size + 4) if p.variant == "spm" else 4 * n * n
-    visited = 0
-    if p.variant == "gpu":  # a second matrix, the tabus and steps between launches
-        pheromone *= 2
-        visited = 4 * ants * (-(-n // 32)) + 16 * ants
-    ls = 0
+    used = p.effective(n)
+    plan = nn_plan(n).merge(colony_plan(n, p)).merge(best_plan(n, restart=False))
+    two_opt_list = 0
     if p.ls == "2opt":
-        ls = population_two_opt.memory_bytes(n, ants) + candidate_bytes(n, p.ls_candidates)
-    return (base + pheromone + visited + ls + 4 * ants * n + 8 * ants + 4 * n * p.candidates
-            + candidate_bytes(n, max(p.candidates, 10)) + 8 * n + 2**20)
+        plan = plan.merge(two_opt_plan(n, used.ants, p.two_opt, limits))
+        two_opt_list = candidate_count(n, p.two_opt)
+    lists = list_lengths(NearestNeighborParams().candidates, used.candidates, two_opt_list)
+    return shared_plan(inst, *lists).merge(plan)
 
 
 def _cities_fit(inst: Instance) -> str | None:
@@ -297,7 +315,7 @@ def _racy(p: AcsParams) -> str | None:
 SOLVERS = [
     SolverSpec("acs", "Ant Colony System: one work-group per ant, candidate sets of 32, variants "
                "gpu (per-step launches, atomic updates), alt (one launch, racy updates), spm "
-               "(selective pheromone memory, O(n s))", AcsParams, run_acs, _memory,
+               "(selective pheromone memory, O(n s))", AcsParams, run_acs, _buffers,
                deterministic=False, unsupported=_cities_fit, racy=_racy, budget_param="iterations",
                memory_hint="--variant spm (O(n) pheromone) or fewer ants (e.g. --ants 256)",
                repro_params=tuple(AcsParams(variant=v) for v in VARIANTS),

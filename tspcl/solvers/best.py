@@ -11,6 +11,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..buffers import BufferPlan
 from .base import SolveContext
 from .device_loop import LONG_MAX, LoopStatus, word_defines
 
@@ -29,21 +30,31 @@ class BestWord(IntEnum):
 BEST_DEFINES = word_defines("B_", BestWord)
 
 
+def best_plan(n: int, restart: bool) -> BufferPlan:
+    """BestOfBatch's buffers for tours of n cities: the best tour, with `restart` the
+    best since the last restart too, and the status words."""
+    plan = BufferPlan().add("best_tour", np.int32, n)
+    if restart:
+        plan = plan.add("best_restart_tour", np.int32, n)
+    return plan.add("best_status", np.int64, len(BestWord))
+
+
 class BestOfBatch:
     """The best tour and status of one run: ``enqueue`` keeps the best of `count` tours
     of n cities with kernels_cl/best.cl best_of_batch, or with `kernel` (built with
     BEST_DEFINES, its arguments best_of_batch's and then `extra`, mmas.cl mmas_best);
-    `restart`: also keep the best tour since the last restart (``restart_tour``)."""
+    `restart`: also keep the best tour since the last restart (``restart_tour``).  Its
+    buffers are `best_plan`'s."""
 
     def __init__(self, ctx: SolveContext, count: int, restart: bool = False, kernel=None):
         rt, n = ctx.rt, ctx.inst.n
         self.rt, self.n, self.count = rt, n, count
         self.kernel = kernel or ctx.dinst.kernel("best", "best_of_batch", **BEST_DEFINES)
         self.group = rt.work_group_size(self.kernel, 256)
-        self.best_tour = rt.empty(4 * n)
-        self.restart_tour = rt.empty(4 * n) if restart else None
+        bufs = best_plan(n, restart).allocate(rt)
+        self.best_tour, self.status = bufs.best_tour, bufs.best_status
+        self.restart_tour = bufs.best_restart_tour if restart else None
         self.status_host = np.zeros(len(BestWord), np.int64)
-        self.status = rt.empty(self.status_host.nbytes)
 
     def reset(self) -> None:
         """Enqueue the status of a run without a tour."""
@@ -56,8 +67,8 @@ class BestOfBatch:
     def enqueue(self, lengths, tours, iteration: int, *extra):
         """Keep the best of the `count` tours (`tours`, their `lengths`) of `iteration`."""
         rt, b, lm = self.rt, self.group, self.rt.cl.LocalMemory
-        return self.kernel(rt.queue, (b,), (b,), np.int32(self.n), np.int32(self.count), lengths, tours,
-                           self.best_tour, self.restart_tour, self.status, np.int32(iteration),
+        return self.kernel(rt.queue, (b,), (b,), self.n, self.count, lengths, tours,
+                           self.best_tour, self.restart_tour, self.status, iteration,
                            lm(8 * b), lm(4 * b), *extra)
 
     def forget_restart(self, iteration: int):

@@ -22,16 +22,17 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..device import round_up
+from ..buffers import BufferPlan
+from ..device import DeviceLimits, round_up
 from ..errors import UsageError
 from ..instance import Instance
-from ..neighbors import CandidateParams, candidate_bytes
+from ..neighbors import CandidateParams
 from ..params import param
 from . import population_two_opt
-from .population_two_opt import PopulationTwoOpt, PopulationTwoOptParams
-from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count
-from .best import BEST_DEFINES, BestOfBatch, BestWord, StepRun
-from .construct import NearestNeighborParams, run_nn
+from .population_two_opt import PopulationTwoOpt, PopulationTwoOptParams, candidate_count, two_opt_plan
+from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count, shared_plan
+from .best import BEST_DEFINES, BestOfBatch, BestWord, StepRun, best_plan
+from .construct import NearestNeighborParams, nn_plan, run_nn
 from .device_loop import run_device_loop
 
 SELECTIONS = {"rwm": 0, "wrs": 1}          # ants.h SELECT_* (ant_defines)
@@ -152,6 +153,11 @@ class MmasParams:
     def tabu(self) -> str:
         return self.variant.split("-")[1]
 
+    @property
+    def two_opt(self) -> PopulationTwoOptParams:
+        """The ants' 2-opt of ls=2opt: its defaults with ls_candidates and ls_moves."""
+        return PopulationTwoOptParams(candidates=self.ls_candidates, moves=self.ls_moves)
+
 
 def ant_defines(tabu: str, selection: str = "wrs") -> dict:
     """ants.h's defines: the tabu TABU and selection SELECT, and every code TABU_* and
@@ -227,8 +233,30 @@ def fitting_variants(n: int, local_mem: int, threads: int, cl: int = 0) -> list[
             if tabu_bytes(v.split("-")[1], n) + scratch_bytes(threads, cl) + 64 <= local_mem]
 
 
+def colony_plan(n: int, p: MmasParams) -> BufferPlan:
+    """DeviceColony's own buffers on n cities: the pheromone store's trails, heuristic
+    and weights (and WRS's inverse weights), a cell per candidate edge with
+    store=candidates, else per city pair; the candidate edges' weights copied next to the
+    lists (matrix store with lists), or the one element the kernels get for lists
+    without them; the ants' tours and lengths; the trail limits."""
+    used = p.effective(n)
+    ants, cl = used.ants, used.candidates
+    cells = n * (cl if p.store == "candidates" else n)
+    plan = BufferPlan().add("tau", np.float32, cells).add("heur", np.float32, cells)
+    plan = plan.add("weight", np.float32, cells)
+    if p.selection == "wrs":
+        plan = plan.add("inv_weight", np.float32, cells)
+    if not cl:
+        plan = plan.add("no_candidates", np.int32, 0)
+    elif p.store == "matrix":
+        plan = plan.add("list_weight", np.float32, n * cl)
+    return (plan.add("tours", np.int32, ants * n).add("lengths", np.int64, ants)
+            .add("limits", np.float64, 2))
+
+
 class DeviceColony:
-    """The device side of one MMAS run: matrices, tours, status and limits."""
+    """The device side of one MMAS run: matrices, tours, status and limits (its own
+    buffers `colony_plan`'s)."""
 
     def __init__(self, ctx: SolveContext, p: MmasParams, ls: PopulationTwoOptParams | None = None):
         """`ls`: the 2-opt's launch shape when p.ls is '2opt' (default: its defaults with
@@ -239,7 +267,8 @@ class DeviceColony:
         used = p.effective(n)
         self.ants = used.ants
         self.cl = cl = used.candidates
-        self.cand = ctx.candidates(CandidateParams("knn", cl)).cities if cl else rt.empty(4)
+        bufs = colony_plan(n, p).allocate(rt)
+        self.cand = ctx.candidates(CandidateParams("knn", cl)).cities if cl else bufs.no_candidates
         store = store_defines(p.store, cl)
         # RWM keeps its slots' weights in local memory for the owner's walk where they fit
         # beside the tabu at the largest group the rule or `threads` asks for
@@ -266,21 +295,17 @@ class DeviceColony:
                 f"{', '.join(fit) or 'none'}")
         self.k = {name: ctx.dinst.kernel("mmas", name, **program_defines(p.store, cl)) for name in
                   ("mmas_heuristic", "mmas_trails", "mmas_deposit", "mmas_best", "mmas_list_weights")}
-        self.cells = cells = n * (cl if p.store == "candidates" else n)
-        self.tau, self.heur, self.weight = rt.empty(4 * cells), rt.empty(4 * cells), rt.empty(4 * cells)
-        self.inv_weight = rt.empty(4 * cells) if p.selection == "wrs" else None
+        self.cells = n * (cl if p.store == "candidates" else n)
+        self.tau, self.heur, self.weight = bufs.tau, bufs.heur, bufs.weight
+        self.inv_weight = bufs.inv_weight if p.selection == "wrs" else None
         self.drawn = self.inv_weight if p.selection == "wrs" else self.weight  # what selection reads
         # the candidate edges' weights next to the lists (aco.cl): the store itself with
         # store=candidates, a copy refreshed every iteration with the matrix
         self.copy_list_weights = bool(cl) and p.store == "matrix"
-        self.list_weight = rt.empty(4 * n * cl) if self.copy_list_weights else self.drawn
-        self.tours, self.lengths = rt.empty(4 * self.ants * n), rt.empty(8 * self.ants)
+        self.list_weight = bufs.list_weight if self.copy_list_weights else self.drawn
+        self.tours, self.lengths, self.limits = bufs.tours, bufs.lengths, bufs.limits
         self.best = BestOfBatch(ctx, self.ants, restart=True, kernel=self.k["mmas_best"])
-        self.limits = rt.empty(16)
-        self.ls = None
-        if p.ls == "2opt":
-            self.ls = PopulationTwoOpt(ctx, self.ants,
-                                       ls or PopulationTwoOptParams(candidates=p.ls_candidates, moves=p.ls_moves))
+        self.ls = PopulationTwoOpt(ctx, self.ants, ls or p.two_opt) if p.ls == "2opt" else None
 
     def start(self, nn_length: int) -> list:
         """Limits from the NN tour, every trail at tau_max, the heuristic matrix."""
@@ -292,7 +317,7 @@ class DeviceColony:
         self.best.reset()
         cells = round_up(self.cells, MATRIX_GROUP)
         return [self.k["mmas_heuristic"](rt.queue, (cells,), (MATRIX_GROUP,), *self.ctx.dinst.dist_args,
-                                         self.cand, np.float32(p.beta), self.heur),
+                                         self.cand, p.beta, self.heur),
                 self._trails(evaporate=False), *self._list_weights()]
 
     def _list_weights(self) -> list:
@@ -300,15 +325,14 @@ class DeviceColony:
             return []
         n, cl = self.n, self.cl
         return [self.k["mmas_list_weights"](self.rt.queue, (round_up(n * cl, MATRIX_GROUP),), (MATRIX_GROUP,),
-                                            np.int32(n), np.int32(cl), self.cand, self.drawn,
+                                            n, cl, self.cand, self.drawn,
                                             self.list_weight)]
 
     def _trails(self, evaporate: bool):
         rt, p = self.rt, self.p
         return self.k["mmas_trails"](rt.queue, (round_up(self.cells, MATRIX_GROUP),), (MATRIX_GROUP,),
-                                     np.uint64(self.cells), self.tau, self.heur, self.weight, self.inv_weight,
-                                     self.limits, np.float32(p.persistence), np.float32(p.alpha),
-                                     np.int32(evaporate))
+                                     self.cells, self.tau, self.heur, self.weight, self.inv_weight,
+                                     self.limits, p.persistence, p.alpha, int(evaporate))
 
     def iteration(self, it: int, seed: int, reset: bool = False) -> list:
         """Enqueue one iteration: construction, the ants' 2-opt if any, best,
@@ -321,22 +345,20 @@ class DeviceColony:
                 "bt": [lm(tabu_bytes("bt", n))]}[p.tabu]  # aco.cl TABU_DECL
         events = [self.construct_k(
             rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, self.cand, self.list_weight,
-            self.drawn, np.float32(p.beta), np.float32(p.alpha), self.limits,
-            np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint32(it),
+            self.drawn, p.beta, p.alpha, self.limits, seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF, it,
             self.tours, self.lengths, *tabu, lm(scratch_bytes(g, self.cl, self.kept)))]
         if self.ls:
             events.append(self.ls.enqueue(self.tours, self.lengths))
         best = self.best
-        events.append(best.enqueue(self.lengths, self.tours, it, self.limits, np.float64(p.persistence),
-                                   np.float64(p.p_best)))
+        events.append(best.enqueue(self.lengths, self.tours, it, self.limits, p.persistence, p.p_best))
         events.append(self._trails(evaporate=not reset))
         if reset:
             events.append(best.forget_restart(it))
         else:
             events.append(self.k["mmas_deposit"](
-                rt.queue, (round_up(n, 64),), (64,), np.int32(n), self.tau, self.heur, self.weight,
+                rt.queue, (round_up(n, 64),), (64,), n, self.tau, self.heur, self.weight,
                 self.inv_weight, self.limits, best.status, self.tours, best.best_tour, best.restart_tour,
-                np.int32(SOURCES[p.deposit_source(seed, it)]), np.float32(p.alpha), self.cand))
+                SOURCES[p.deposit_source(seed, it)], p.alpha, self.cand))
         events += self._list_weights()
         return events
 
@@ -369,20 +391,25 @@ def run_mmas(ctx: SolveContext, p: MmasParams) -> None:
                                  lambda it, seed: colony.iteration(it, seed, it == reset_at), plan_reset))
 
 
-def _memory(inst: Instance, p: MmasParams) -> int:
+def list_lengths(*lengths: int) -> tuple[int, ...]:
+    """The candidate lists a run builds for these lengths (cities a city, 0 for none):
+    each length once, as SolveContext.candidates builds each knn list once."""
+    return tuple(dict.fromkeys(k for k in lengths if k))
+
+
+def _buffers(inst: Instance, p: MmasParams, limits: DeviceLimits | None = None) -> BufferPlan:
+    """The run's buffers: the instance's, the candidate lists of the NN tour, the colony
+    and the ants' 2-opt, the NN tour's, the colony's own (`colony_plan`), its best's and
+    its 2-opt's."""
     n = inst.n
     used = p.effective(n)
-    ants = used.ants
-    base = inst.matrix.nbytes if inst.matrix is not None else inst.device_coords.nbytes
-    cells = n * (used.candidates if p.store == "candidates" else n)
-    matrices = (4 if p.selection == "wrs" else 3) * 4 * cells
-    if p.store == "matrix":
-        matrices += 4 * n * used.candidates  # the list weights' copy
-    ls = 0
+    plan = nn_plan(n).merge(colony_plan(n, p)).merge(best_plan(n, restart=True))
+    two_opt_list = 0
     if p.ls == "2opt":
-        ls = population_two_opt.memory_bytes(n, ants) + candidate_bytes(n, p.ls_candidates)
-    return (base + matrices + 4 * ants * n + 8 * ants + candidate_bytes(n, max(p.candidates, 10))
-            + ls + 16 * n + 2**20)
+        plan = plan.merge(two_opt_plan(n, used.ants, p.two_opt, limits))
+        two_opt_list = candidate_count(n, p.two_opt)
+    lists = list_lengths(NearestNeighborParams().candidates, used.candidates, two_opt_list)
+    return shared_plan(inst, *lists).merge(plan)
 
 
 def _cities_fit(inst: Instance) -> str | None:
@@ -394,7 +421,7 @@ def _cities_fit(inst: Instance) -> str | None:
 SOLVERS = [
     SolverSpec("mmas", "MAX-MIN Ant System: one work-group per ant, RWM or WRS selection, "
                "LC/CT/BT tabu, candidate lists (32 candidates), store=candidates for O(n candidates) "
-               "memory", MmasParams, run_mmas, _memory,
+               "memory", MmasParams, run_mmas, _buffers,
                deterministic=False, unsupported=_cities_fit, budget_param="iterations",
                memory_hint="-p store=candidates (pheromone on the candidate edges only) or fewer ants "
                            "(e.g. --ants 256)",

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from ..buffers import BufferPlan
+from ..device import DeviceLimits
 from ..neighbors import CandidateParams
 from .base import SolveContext
 
@@ -56,15 +60,35 @@ def local_bytes(n: int, threads: int, split: int, local_tour: bool) -> int:
     return sum(local_args(n, threads, split, local_tour)) + 64
 
 
+def tour_in_local(n: int, p: PopulationTwoOptParams, local_mem: int) -> bool:
+    """Whether the search keeps a tour, its positions and queue in local memory (of
+    `local_mem` bytes a work-group): p.memory 'auto', 16-bit cities, and room for them."""
+    return p.memory == "auto" and n < 2**16 and local_bytes(n, p.threads, p.split, True) <= local_mem
+
+
+def candidate_count(n: int, p: PopulationTwoOptParams) -> int:
+    """Candidates per city the search builds and tries: p.candidates, at most n - 1."""
+    return min(p.candidates, n - 1)
+
+
+def two_opt_plan(n: int, count: int, p: PopulationTwoOptParams = PopulationTwoOptParams(),
+                 limits: DeviceLimits | None = None) -> BufferPlan:
+    """The search's buffer for `count` tours of n cities: every tour's positions and
+    queue (two ints a city) in global memory, or one unused element where a device of
+    `limits` keeps them in local memory (`tour_in_local`; None: the largest, global)."""
+    local = limits is not None and tour_in_local(n, p, limits.local_mem)
+    return BufferPlan().add("two_opt_work", np.int32, 0 if local else 2 * count * n)
+
+
 class PopulationTwoOpt:
-    """The compiled search for `count` tours of the context's instance."""
+    """The compiled search for `count` tours of the context's instance, its buffer
+    `two_opt_plan`'s."""
 
     def __init__(self, ctx: SolveContext, count: int, p: PopulationTwoOptParams):
         rt, n = ctx.rt, ctx.inst.n
         self.ctx, self.n, self.count = ctx, n, count
-        m = min(p.candidates, n - 1)
-        self.local_tour = (p.memory == "auto" and n < 2**16
-                           and local_bytes(n, p.threads, p.split, True) <= rt.limits.local_mem)
+        m = candidate_count(n, p)
+        self.local_tour = tour_in_local(n, p, rt.limits.local_mem)
         self.split, self.best_move = p.split, p.moves == "best"
         self.kernel = self._build(ctx, m)
         self.group = rt.work_group_size(self.kernel, p.threads)
@@ -73,7 +97,7 @@ class PopulationTwoOpt:
             self.kernel = self._build(ctx, m)
         cand = ctx.candidates(CandidateParams("knn", m))
         self.cand, self.cand_dist = cand.cities, cand.dists
-        self.work = rt.empty(4 if self.local_tour else 8 * count * n)  # positions, queue
+        self.work = two_opt_plan(n, count, p, rt.limits).allocate(rt).two_opt_work  # positions, queue
 
     def _build(self, ctx: SolveContext, m: int):
         return ctx.dinst.kernel("ant2opt", "ant_two_opt", M=m, SPLIT=self.split,
@@ -85,8 +109,3 @@ class PopulationTwoOpt:
         local = [rt.cl.LocalMemory(b) for b in local_args(self.n, g, self.split, self.local_tour)]
         return self.kernel(rt.queue, (self.count * g,), (g,), *self.ctx.dinst.dist_args, self.cand,
                            self.cand_dist, tours, self.work, lengths, *local)
-
-
-def memory_bytes(n: int, count: int) -> int:
-    """Global memory of the search at most: positions and queue when they are not local."""
-    return 8 * count * n
