@@ -63,10 +63,6 @@ def candidate_plan(n: int, k: int, name: str = "candidates") -> BufferPlan:
             .add(f"{name}_scratch", np.int32, 4 * n * k).add(f"{name}_grid", np.int32, 4 * n))
 
 
-def candidate_bytes(n: int, k: int) -> int:   # TRANSITION: removed once every solver plans
-    return candidate_plan(n, k).nbytes
-
-
 def build_candidates(dinst: DeviceInstance, params: CandidateParams = CandidateParams()) -> Candidates:
     inst, rt = dinst.inst, dinst.rt
     n = inst.n

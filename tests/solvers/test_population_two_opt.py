@@ -187,3 +187,20 @@ def test_tours_are_the_host_versions(rt, params):  # noqa: F811
         for t, s in zip(tours, start):
             assert list(t) == host_two_opt(inst, s, cand, cand_dist, search.group // search.split,
                                            params.moves == "best")
+
+
+@pytest.mark.parametrize("algo, params", [("mmas", {"ls": "2opt"}), ("acs", {"ls": "2opt"}),
+                                          ("ga", {"init": "2opt"})])
+def test_the_2opt_of_a_population_refuses_an_asymmetric_instance(rt, algo, params):  # noqa: F811
+    """Its gains assume d(a, b) = d(b, a): on an ATSP matrix it ran without end."""
+    from tspcl.errors import UsageError
+    from tspcl.instance import Instance
+    from tspcl.run import solve
+    from tspcl.solvers import REGISTRY
+
+    matrix = np.random.default_rng(3).integers(1, 100, (12, 12)).astype(np.int32)
+    np.fill_diagonal(matrix, 0)
+    inst = Instance("asym12", "ATSP", "EXPLICIT", matrix=matrix)
+    spec = REGISTRY[algo]
+    with pytest.raises(UsageError, match="symmetric instances only"):
+        solve(inst, spec, spec.params_from(params), rt, seed=1, iterations=2)

@@ -177,7 +177,6 @@ class SolverSpec:
     run: Callable[[SolveContext, object], None]
     buffers: Callable[[Instance, object, object], BufferPlan]
     deterministic: bool = True
-    largest_buffer: object = None   # TRANSITION: removed once every solver plans
     unsupported: Callable[[Instance], str | None] = lambda inst: None
     racy: Callable[[object], str | None] = lambda params: None
     repro_params: tuple = ()

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..buffers import BufferPlan
 from ..device import DeviceLimits
+from ..errors import UsageError
 from ..neighbors import CandidateParams
 from .base import SolveContext
 
@@ -85,6 +86,9 @@ class PopulationTwoOpt:
     `two_opt_plan`'s."""
 
     def __init__(self, ctx: SolveContext, count: int, p: PopulationTwoOptParams):
+        if not ctx.inst.symmetric:   # a reversal's gain assumes d(a, b) = d(b, a): it would not end
+            raise UsageError("the 2-opt of the ants' and genes' tours reverses paths: symmetric "
+                             "instances only (ATSP: ls=none, init=random)")
         rt, n = ctx.rt, ctx.inst.n
         self.ctx, self.n, self.count = ctx, n, count
         m = candidate_count(n, p)
