@@ -20,7 +20,7 @@ from tspcl.device_instance import DeviceInstance
 from tspcl.instance import Instance
 from tspcl.neighbors import build_candidates
 from tspcl.run import solve
-from tspcl.solvers import get_solver
+from tspcl.solvers import get_solver, pils
 from tspcl.solvers.pils import DeviceCells, SegmentIlsParams, kd_cells
 
 CELL = 64     # cities per cell in the kernel tests
@@ -236,10 +236,14 @@ def test_the_tour_does_not_depend_on_the_work_group_size(rt):  # noqa: F811
 
 
 def test_a_bounded_polish_still_gives_an_exact_tour_and_a_history_that_ends_at_it(rt):  # noqa: F811
+    """(eight rounds' kicks on any device: a round runs about GROUPS_PER_UNIT work-groups
+    a compute unit, round_kicks each)"""
     inst = _uniform(400, 22)
     spec = get_solver("pils")
+    groups = min(pils.GROUPS_PER_UNIT * rt.limits.compute_units, pils.MOST_GROUPS)
     res = solve(inst, spec, spec.params_from({"cell": str(CELL), "round_kicks": "4",
-                                              "polish_steps": "1"}), rt, seed=5, iterations=800)
+                                              "polish_steps": "1"}), rt, seed=5,
+                iterations=8 * 4 * groups)
     assert sorted(res.order.tolist()) == list(range(400))
     assert res.length == inst.tour_length(res.order)
     lengths = [p.best_length for p in res.history]
