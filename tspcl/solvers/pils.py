@@ -65,6 +65,8 @@ class SegmentIlsParams:
                        "auto (kd where there are coordinates)")
     cell: int = param(0, "cities per cell at most (0: as many as local memory holds)")
     round_kicks: int = param(64, "kicks per cell per round")
+    copies: int = param(0, "work-groups searching each cell a round at most, each with its own "
+                        "draws, the best kept (0: as many as fill the device)")
     bridges: float = param(0.0, "share of the kicks that are double bridges (four joins "
                            "change, which no single move undoes); the others move a chain next to "
                            "a city near it (finer).  0.5 is far better at the few kicks a CPU "
@@ -92,6 +94,8 @@ class SegmentIlsParams:
         if self.cell:
             check_count("cell", self.cell, MIN_CELL, 65535, note=", or 0 for auto")
         check_count("round_kicks", self.round_kicks, 1, 1 << 20)
+        if self.copies:
+            check_count("copies", self.copies, 1, MOST_GROUPS, note=", or 0 for auto")
         if not 0 <= self.bridges <= 1:
             raise UsageError(f"bridges must be a share from 0 to 1 (got {self.bridges})")
         check_count("window", self.window, 3, 65535)
@@ -195,11 +199,12 @@ class CellLayout:
         n = inst.n
         kd = p.cells == "kd" or (p.cells == "auto" and inst.has_coords)
         if limits is None:
-            return cls(0, 0, kd, MOST_GROUPS, max_copies(n, 1, MOST_GROUPS))
+            return cls(0, 0, kd, MOST_GROUPS, max_copies(n, 1, MOST_GROUPS, p.copies))
         fits = longest_cell(m, limits.local_mem, local_xy(inst), min(p.group, limits.max_work_group))
         size = cell_size(p, fits)
         target = min(GROUPS_PER_UNIT * limits.compute_units, MOST_GROUPS)
-        return cls(fits, size, kd and n > size, target, max_copies(n, -(-n // size), target))
+        return cls(fits, size, kd and n > size, target,
+                   max_copies(n, -(-n // size), target, p.copies))
 
     def plan(self, n: int) -> BufferPlan:
         """DeviceCells' buffers: the copies' staging (cities, piece starts, indices in the
@@ -317,11 +322,13 @@ class DeviceCells:
         return gain, kicks, events
 
 
-def max_copies(n: int, fewest_cells: int, target: int) -> int:
+def max_copies(n: int, fewest_cells: int, target: int, asked: int = 0) -> int:
     """The most copies of a cell a round runs: enough to fill `target` work-groups with
-    the fewest cells a partition has (cells hold at most n / fewest_cells cities), and
-    the copies' staging (16 bytes a city each) within STAGING_CITIES."""
-    return max(1, min(target // fewest_cells, STAGING_CITIES // n))
+    the fewest cells a partition has (cells hold at most n / fewest_cells cities), the
+    copies' staging (16 bytes a city each) within STAGING_CITIES, and `asked` at most
+    (0: no bound)."""
+    most = max(1, min(target // fewest_cells, STAGING_CITIES // n))
+    return min(most, asked) if asked else most
 
 
 def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
