@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from kernel_fixtures import rt  # noqa: F401  (skips when there is no OpenCL device)
+from tspcl.buffers import BufferPlan
 from tspcl.gen import generate
 from tspcl.run import solve
 from tspcl.solvers import REGISTRY, SolverSpec
@@ -45,12 +46,15 @@ def test_every_registered_algorithm_reproduces(inst, rt):  # noqa: F811
     assert checked == {name for name, s in REGISTRY.items() if s.unsupported(inst) is None}
 
 
+def NO_BUFFERS(inst, params, limits) -> BufferPlan:   # a test double's device memory
+    return BufferPlan()
+
+
 def _fake(name: str, order_for, deterministic: bool) -> SolverSpec:
     def run(ctx, params):
         ctx.improve(order_for(ctx), 0)
 
-    return SolverSpec(name, "test double", NoParams, run, lambda inst, p: 0,
-                      deterministic=deterministic)
+    return SolverSpec(name, "test double", NoParams, run, NO_BUFFERS, deterministic=deterministic)
 
 
 def test_a_nondeterministic_solver_is_caught(inst, rt):  # noqa: F811
@@ -99,7 +103,7 @@ def test_racy_parameters_are_reported_not_compared(inst, rt):  # noqa: F811
         return np.random.default_rng(seed).permutation(ctx.inst.n)
 
     racy = SolverSpec("racy", "test double", NoParams, lambda ctx, p: ctx.improve(urandom_order(ctx), 0),
-                      lambda inst, p: 0, deterministic=False, racy=lambda p: "relaxed updates")
+                      NO_BUFFERS, deterministic=False, racy=lambda p: "relaxed updates")
     rows, bad = repro.run_checks([inst], [1], [rt], algorithms={"racy": racy})
     assert bad == [] and [r.status for r in rows] == ["racy: relaxed updates"]
     rows, _ = repro.run_checks([inst], [1], [rt], algorithms={"acs": REGISTRY["acs"]}, iterations=3)

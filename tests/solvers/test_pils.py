@@ -160,13 +160,15 @@ def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset):  # noq
         assert len(pieces) <= len(before[cell])
 
 
-@pytest.mark.parametrize("make, cells, cell", [(_uniform, "kd", CELL), (_matrix, "tour", CELL),
-                                               (_uniform, "kd", 150)])
-def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, make, cells, cell):  # noqa: F811
-    """(cells of 150 on 300 cities: several copies of each cell, the best one kept)"""
+@pytest.mark.parametrize("make, cells, cell, copies", [(_uniform, "kd", CELL, 0), (_matrix, "tour", CELL, 0),
+                                                       (_uniform, "kd", 150, 0), (_uniform, "kd", 150, 1)])
+def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, make, cells, cell, copies):  # noqa: F811
+    """(cells of 150 on 300 cities: several copies of each cell, the best one kept; or
+    one work-group a cell)"""
     n = 300
     inst = make(n, 3)
-    rounds = Rounds(rt, inst, cells=cells, cell=cell)
+    rounds = Rounds(rt, inst, cells=cells, cell=cell, copies=copies)
+    assert copies == 0 or rounds.cells.most_copies == copies
     assert rounds.cells.kd == (cells == "kd")
     order = _greedy(rt, inst)
     for round_no, offset in enumerate((0, 37, 250)):
