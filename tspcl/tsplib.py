@@ -17,7 +17,7 @@ Tours (``parse_tour`` / ``read_tour`` / ``format_tour``)
     ended by ``-1``).  City numbers become a 0-based order; whether that order is a tour
     of a given problem is :meth:`tspcl.instance.Instance.tour_problem`'s business.
 
-Run logs (``format_log`` / ``parse_log``), a TSPLIB-style text file::
+Run logs (``format_log`` / ``parse_log`` / ``read_log``), a TSPLIB-style text file::
 
     NAME : pr1002
     TYPE : LOG
@@ -103,7 +103,7 @@ from .instance import (COORD_DIMS, INT32_MAX, Instance, coordinate_problem,
 
 __all__ = [
     "Tour", "RunLog", "read_text", "parse_problem", "read_problem", "parse_tour",
-    "read_tour", "format_problem", "format_tour", "format_log", "parse_log",
+    "read_tour", "format_problem", "format_tour", "format_log", "parse_log", "read_log",
     "EXPLICIT_FORMATS", "one_line",
 ]
 
@@ -279,6 +279,11 @@ def read_problem(path: str) -> Instance:
 def read_tour(path: str) -> Tour:
     text, source = read_text(path)
     return parse_tour(text, source)
+
+
+def read_log(path: str) -> RunLog:
+    text, source = read_text(path)
+    return parse_log(text, source)
 
 
 def _decode(data: bytes) -> str:
