@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from kernel_fixtures import TEST_DATA, rt  # noqa: F401  (rt skips when there is no OpenCL device)
-from tspcl.bench import COLUMNS, load_suite, run_suite
+from tspcl.bench import COLUMNS, FIGURE, gap_series, load_suite, run_suite
 from tspcl.errors import DataError, MissingInputError, UsageError
 from tspcl.gen import generate, known_optimum
+from tspcl.plot import available
 from tspcl.tsplib import RunLog, format_log
 
 CIRCLE50_OPT = known_optimum(generate("circle", 50))
@@ -97,6 +98,39 @@ params = { variant = "alt", ants = 8, iterations = 7, batch = 3 }
     assert [r["iterations"] for r in rows] == [7, 7]
     line = next(x for x in (out / "results.md").read_text().splitlines() if x.startswith("| uniform"))
     assert line.endswith("| 7 |")
+    assert (out / FIGURE).is_file() == available()  # drawn by default where it can be
+
+
+def test_gap_series_is_the_median_best_so_far_or_final_points():
+    def row(inst, alg, optimum, length, wall_s):
+        return {"instance": inst, "algorithm": alg, "params": "", "optimum": optimum,
+                "length": length, "wall_s": wall_s}
+
+    rows = [row("a", "ils", 100, 110, 2.0), row("a", "ils", 100, 105, 1.0),
+            row("b", "nn", None, 200, 0.02), row("b", "nn", None, 180, 0.03)]
+    histories = [[(0.1, 130), (1.0, 110)], [(0.2, 120), (0.5, 105)], [(0.01, 200)], [(0.01, 180)]]
+    ils, nn = gap_series(rows, histories)
+    assert ils.label == "a ils" and ils.steps
+    # from 0.2 s, when both runs have a tour, to the end of the longer run
+    assert ils.seconds.tolist() == [0.2, 0.5, 1.0, 2.0]
+    assert ils.values.tolist() == [25.0, 17.5, 7.5, 7.5]
+    assert nn.label == "b nn (vs best)" and not nn.steps  # no optimum: the suite's best
+    assert nn.seconds.tolist() == [0.02, 0.03]
+    assert nn.values.tolist() == pytest.approx([100 * 20 / 180, 0.0])
+
+
+def test_figure_without_matplotlib(tmp_path, monkeypatch, capsys, rt):  # noqa: F811
+    """Asked for, a figure without matplotlib fails before anything runs; by default,
+    the suite runs and a note says how to get it."""
+    for module in ("matplotlib", "matplotlib.figure"):
+        monkeypatch.setitem(sys.modules, module, None)
+    spec = _write(tmp_path, '[[group]]\ninstances = ["gen:circle:20"]\nalgorithms = ["nn"]\n')
+    with pytest.raises(UsageError, match=r"pip install 'tspcl\[plot\]'"):
+        run_suite(spec, None, str(tmp_path / "out"), figure=True)
+    assert not (tmp_path / "out").exists()
+    run_suite(spec, os.environ.get("TSPCL_TEST_DEVICE"), str(tmp_path / "out"))
+    assert not (tmp_path / "out" / FIGURE).exists()
+    assert f"no {FIGURE}: drawing needs matplotlib (pip install 'tspcl[plot]')" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("text, error, words", [
@@ -143,7 +177,8 @@ def test_cli_writes_to_bench_out_spec_name_by_default(tmp_path, rt):  # noqa: F8
                 cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     out = tmp_path / "bench-out" / "tiny_nn"
-    assert sorted(p.name for p in out.iterdir()) == ["results.csv", "results.json", "results.md"]
+    assert sorted(p.name for p in out.iterdir()) == (["gap.png"] if available() else []) + [
+        "results.csv", "results.json", "results.md"]
     assert [row["algorithm"] for row in json.loads((out / "results.json").read_text())["rows"]] == ["nn"]
 
 

@@ -36,7 +36,8 @@ median length, mean gap %, median wall seconds, median kernel seconds and median
 iterations (a solver's own steps: colony iterations, generations, local-search rounds;
 0 for a construction), so that a time-limited run says how far it got.  Kernel seconds
 are OpenCL profiling-event times; wall seconds include upload and readback.
-Progress goes to stderr.
+With matplotlib (``tspcl[plot]``), ``gap.png`` as well: the gap against time of each
+(instance, algorithm, params) (:func:`gap_series`).  Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -54,10 +55,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
+
 from .errors import MissingInputError, OutputError, UsageError
 from .params import accepted_keys, read_toml, value_text
 
 SHARED_ENV = "TSPCL_SHARED_INSTANCES"
+FIGURE = "gap.png"
 COLUMNS = ["instance", "n", "algorithm", "params", "seed", "device", "length", "optimum",
            "gap_percent", "wall_s", "kernel_s", "iterations", "repeat", "version"]
 SUITE_KEYS = {"name", "warmup", "repeats", "seeds", "group", "time_limit", "iterations"}
@@ -252,15 +256,24 @@ def default_out_dir(spec_file: str) -> Path:
 
 
 def run_suite(spec_file: str, device: str | None, out_dir: str | None = None,
-              command: str | None = None) -> list[dict]:
+              command: str | None = None, figure: bool | None = None) -> list[dict]:
     """Run the suite in ``spec_file`` on ``device``; write the rows to ``out_dir``
-    (None: :func:`default_out_dir`) and return them."""
+    (None: :func:`default_out_dir`) and return them.  ``figure``: write :data:`FIGURE`
+    too (True: UsageError before running if matplotlib is missing; None: if it imports,
+    else a note on stderr)."""
+    from . import plot
     from .device import Runtime
     from .run import params_dict, solve
     from .solvers import get_solver
     from .version import version_string
 
     suite = load_suite(spec_file)
+    if figure is None:
+        figure = plot.available()
+        if not figure:
+            _note(f"no {FIGURE}: drawing needs matplotlib ({plot.INSTALL_HINT})")
+    elif figure:
+        plot.matplotlib_figure()  # UsageError now, not after the runs
     out = default_out_dir(spec_file) if out_dir is None else Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -272,6 +285,7 @@ def run_suite(spec_file: str, device: str | None, out_dir: str | None = None,
     started = datetime.now(timezone.utc)
     _note(f"bench {suite.name}: device {rt.name}, {version}")
     rows: list[dict] = []
+    histories: list[list[tuple[float, int]]] = []  # each row's (seconds, best length)
     loaded: dict[InstanceRef, object] = {}
     for group in suite.groups:
         for ref in group.instances:
@@ -310,6 +324,7 @@ def run_suite(spec_file: str, device: str | None, out_dir: str | None = None,
                                    "iterations": res.iterations,
                                    "repeat": rep, "version": version}
                             rows.append(row)
+                            histories.append([(p.elapsed, p.best_length) for p in res.history])
                             gap = "" if res.gap is None else f" gap {res.gap:.2f}%"
                             _note(f"[{len(rows)}] {inst.name} {alg} {ptext or '-'} seed {seed} "
                                   f"rep {rep}: length {res.length}{gap} wall {res.wall_s:.4f} s "
@@ -319,6 +334,11 @@ def run_suite(spec_file: str, device: str | None, out_dir: str | None = None,
             "date": started.strftime("%Y-%m-%d %H:%M UTC"), "command": command}
     write_results(out, rows, meta)
     _note(f"wrote {out / 'results.csv'}, results.json, results.md ({len(rows)} runs)")
+    series = gap_series(rows, histories) if figure else []
+    if series:
+        plot.plot_series(series, str(out / FIGURE), "gap % (median of the runs)",
+                         f"{suite.name}: gap against time")
+        _note(f"wrote {out / FIGURE}")
     return rows
 
 
@@ -339,6 +359,62 @@ def summarize(rows: list[dict]) -> list[dict]:
                     "median_kernel_s": statistics.median(r["kernel_s"] for r in rs),
                     "median_iterations": statistics.median(r["iterations"] for r in rs)})
     return out
+
+
+def gap_series(rows: list[dict], histories: list[list[tuple[float, int]]]) -> list:
+    """The figure's curves: one :class:`tspcl.plot.Series` per (instance, algorithm,
+    params), in first-seen order, of the gap in % to the instance's optimum, else to the
+    shortest tour any run of the suite found on it (the label then says "vs best").
+    A label names the instance, the algorithm and the parameters in which the
+    algorithm's groups differ.
+
+    Where a run's history (``(seconds, best length)`` of each better tour, the row's
+    run) holds more than one tour, the curve is the median over the runs of their
+    best-so-far gap, from when every run has a tour to the end of the longest run (a
+    run's last gap holds until its wall time).  Otherwise (constructions) the points
+    are the runs' final gaps at their wall times."""
+    from .plot import Series
+
+    best: dict[str, int] = {}
+    for r in rows:
+        best[r["instance"]] = min(best.get(r["instance"], r["length"]), r["length"])
+    groups: dict[tuple, list[int]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault((r["instance"], r["algorithm"], r["params"]), []).append(i)
+    shared: dict[str, set[str]] = {}  # parameters every group of an algorithm has
+    for _, alg, params in groups:
+        shared[alg] = shared.get(alg, set(params.split())) & set(params.split())
+    series = []
+    for (inst, alg, params), members in groups.items():
+        reference = rows[members[0]]["optimum"] or best[inst]
+        if not reference:
+            continue  # every tour has length 0: no gap to speak of
+        own = " ".join(p for p in params.split() if p not in shared[alg])
+        label = f"{inst} {alg} {own}".rstrip() + ("" if rows[members[0]]["optimum"]
+                                                  else " (vs best)")
+        runs = [histories[i] + [(rows[i]["wall_s"], rows[i]["length"])] for i in members]
+        if max(len(histories[i]) for i in members) > 1:
+            seconds, lengths = _median_best(runs)
+            series.append(Series(label, seconds, 100.0 * (lengths - reference) / reference))
+        else:
+            seconds = np.array([rows[i]["wall_s"] for i in members], float)
+            lengths = np.array([rows[i]["length"] for i in members], float)
+            series.append(Series(label, seconds, 100.0 * (lengths - reference) / reference,
+                                 steps=False))
+    return series
+
+
+def _median_best(runs: list[list[tuple[float, int]]]) -> tuple[np.ndarray, np.ndarray]:
+    """The median over ``runs`` (each ``(seconds, best length)`` in time order) of the
+    best length so far, at every time any run reports, from when all have one."""
+    times = [np.array([t for t, _ in run], float) for run in runs]
+    lengths = [np.minimum.accumulate(np.array([b for _, b in run], float)) for run in runs]
+    start = max(t[0] for t in times)
+    union = np.unique(np.concatenate(times))
+    union = union[union >= start]
+    at = np.array([b[np.searchsorted(t, union, side="right") - 1]
+                   for t, b in zip(times, lengths)])
+    return union, np.median(at, axis=0)
 
 
 def _count_text(median: float) -> str:
@@ -375,4 +451,5 @@ def write_results(out: Path, rows: list[dict], meta: dict) -> None:
     write_atomic(str(out / "results.md"), format_markdown(rows, meta))
 
 
-__all__ = ["COLUMNS", "load_suite", "run_suite", "shared_instances_dir", "summarize"]
+__all__ = ["COLUMNS", "FIGURE", "gap_series", "load_suite", "run_suite", "shared_instances_dir",
+           "summarize"]
