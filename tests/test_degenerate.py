@@ -1,5 +1,5 @@
 """Degenerate instances, for every registered algorithm: every city at one point, an
-all-zero matrix, one to three cities, duplicate points among distinct ones.  Each run
+all-zero matrix, one to three cities, eight cities, duplicate points among distinct ones.  Each run
 returns a valid tour of the exact length (or the algorithm says, in one line, that it
 does not take the instance), never an internal error."""
 
@@ -37,6 +37,8 @@ INSTANCES = {
     "n2": _points("two", [[1, 2], [3, 4]]),
     "n3": _points("three", [[1, 2], [3, 4], [5, 9]]),
     "duplicates": _points("dup20", DUPLICATES),
+    # fewer other cities than a quadrant list's multiple of 4 (pils once asked for 7)
+    "n8": _points("eight", [[0, 0], [9, 1], [4, 8], [7, 7], [2, 5], [8, 3], [1, 9], [5, 2]]),
 }
 ZERO = {"one-point-5", "one-point-50", "zero-matrix-tsp", "zero-matrix-atsp", "n1"}
 

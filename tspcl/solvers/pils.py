@@ -125,8 +125,13 @@ class SegmentIlsParams:
                                -(-k // 4) * 4 if self.candidate_kind == "quadrant" else k)
 
     def polish_params(self, m: int) -> LocalSearchParams:
+        """The polish's search over lists of `m` candidates (fewer than asked where the
+        instance has fewer other cities: a valid count is kept, the lists are what they are)."""
+        count = min(m, 50)
+        if self.candidate_kind == "quadrant":
+            count = min(-(-count // 4) * 4, 48)
         return LocalSearchParams(ls=self.polish if self.polish != "none" else "2opt",
-                                 candidate_kind=self.candidate_kind, candidates=min(m, 50))
+                                 candidate_kind=self.candidate_kind, candidates=count)
 
 
 def local_bytes(length: int, m: int, local_xy: bool, group: int) -> int:
