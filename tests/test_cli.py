@@ -164,7 +164,7 @@ def test_usage_errors(small, args, fragment):
 
 
 def test_unknown_device_index(small):
-    r = tspcl("solve", str(small), "--device", "9:9")
+    r = tspcl("solve", str(small), "-a", "nn", "--device", "9:9")
     assert r.returncode == errors.EXIT_NO_DEVICE and "9:9" in r.stderr
 
 
@@ -215,7 +215,7 @@ def test_tabu_search_from_the_command_line(tmp_path):
 
 
 def test_unwritable_output(small, tmp_path):
-    r = tspcl("solve", str(small), "-o", str(tmp_path / "no" / "dir" / "x.tour"))
+    r = tspcl("solve", str(small), "-a", "nn", "-o", str(tmp_path / "no" / "dir" / "x.tour"))
     assert r.returncode == errors.EXIT_CANT_CREATE and "x.tour" in r.stderr
 
 
@@ -275,3 +275,46 @@ def test_time_limit_writes_the_best_tour_so_far(tmp_path):
     assert summary["iterations"] < 20000  # stopped by the clock, not the budget
     v = tspcl("verify", str(g), str(out))
     assert v.returncode == 0 and f"length {summary['length']}" in v.stdout
+
+
+def test_version_names_the_release_and_commit():
+    r = tspcl("--version")
+    assert r.returncode == 0 and r.stdout.startswith("tspcl 0.1.0"), r.stderr
+
+
+def test_the_default_algorithm_is_auto_and_says_its_choice(small):
+    """Without --algo a symmetric instance gets pils (bridges=0.5 on a CPU device), said
+    on stderr, in the tour's COMMENT and the JSON summary; the run's last stderr line
+    gives length, gap and why it stopped."""
+    r = tspcl("solve", str(small), "-i", "2n", "-d", "cpu")
+    assert r.returncode == 0, r.stderr
+    assert "tspcl: auto: symmetric: pils" in r.stderr and "bridges=0.5 on a CPU device" in r.stderr
+    assert "no --time-limit" not in r.stderr            # -i is a budget: no default time
+    tour = parse_tour(r.stdout)
+    assert "algorithm pils" in tour.comment and "auto: symmetric" in tour.comment
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("tspcl: pils on small8: length 800, ")   # no optimum known, n too small for BHH
+    assert last.endswith("stopped by its own end (budget or local optimum)")
+    s = json.loads(tspcl("solve", str(small), "-i", "2n", "-d", "cpu", "--json", "-q").stdout)
+    assert s["algorithm"] == "pils" and s["auto"].startswith("symmetric") and s["stopped"] == "done"
+
+
+def test_auto_takes_the_users_parameters_for_the_solver_it_picks(small, tmp_path):
+    log = tmp_path / "run.log"
+    r = tspcl("solve", str(small), "-i", "2n", "-d", "cpu", "-p", "bridges=0.25", "--log", str(log), "-q")
+    assert r.returncode == 0, r.stderr
+    run = parse_log(log.read_text())
+    assert run.algorithm == "pils" and run.parameters["bridges"] == "0.25"
+    assert run.comment.startswith("auto: symmetric")
+    bad = tspcl("solve", str(small), "-i", "2n", "-d", "cpu", "-p", "tenure=3")
+    assert bad.returncode == errors.EXIT_USAGE and "tenure" in bad.stderr
+
+
+def test_auto_solves_an_asymmetric_instance_with_the_ga(tmp_path):
+    p = tmp_path / "a.atsp"
+    p.write_text("NAME : a5\nTYPE : ATSP\nDIMENSION : 5\nEDGE_WEIGHT_TYPE : EXPLICIT\n"
+                 "EDGE_WEIGHT_FORMAT : FULL_MATRIX\nEDGE_WEIGHT_SECTION\n"
+                 + "".join(" ".join(str(0 if i == j else 1 + (3 * i + 7 * j) % 11) for j in range(5)) + "\n"
+                           for i in range(5)) + "EOF\n")
+    s = json.loads(tspcl("solve", str(p), "-i", "3", "-d", "cpu", "--json", "-q").stdout)
+    assert s["algorithm"] == "ga" and s["auto"].startswith("asymmetric")

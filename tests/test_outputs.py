@@ -56,7 +56,7 @@ def test_a_fifo_is_written_through_not_replaced(small, tmp_path):
     got = {}
     reader = threading.Thread(target=lambda: got.update(text=fifo.read_text()), daemon=True)
     reader.start()
-    r = tspcl("solve", str(small), "-o", str(fifo), "-q")
+    r = tspcl("solve", str(small), "-a", "nn", "-o", str(fifo), "-q")
     reader.join(timeout=60)
     assert r.returncode == 0, r.stderr
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
@@ -66,7 +66,7 @@ def test_a_fifo_is_written_through_not_replaced(small, tmp_path):
 def test_a_fifo_nobody_reads_is_an_error_not_a_hang(small, tmp_path):
     fifo = tmp_path / "tour.fifo"
     os.mkfifo(fifo)
-    r = tspcl("solve", str(small), "-o", str(fifo), "--log", str(tmp_path / "run.log"), "-q")
+    r = tspcl("solve", str(small), "-a", "nn", "-o", str(fifo), "--log", str(tmp_path / "run.log"), "-q")
     assert r.returncode == errors.EXIT_CANT_CREATE and one_line_error(r), r.stderr
     assert "no process reads it" in r.stderr and files_in(tmp_path) == ["small8.tsp", "tour.fifo"]
 
@@ -77,7 +77,7 @@ def test_a_character_device_is_written_through(small, tmp_path):
     master, slave = pty.openpty()
     device = os.ttyname(slave)
     try:
-        r = tspcl("solve", str(small), "-o", device, "--log", device, "-q")
+        r = tspcl("solve", str(small), "-a", "nn", "-o", device, "--log", device, "-q")
         assert r.returncode == 0, r.stderr
         assert stat.S_ISCHR(os.stat(device).st_mode)
         seen = b""
@@ -90,8 +90,8 @@ def test_a_character_device_is_written_through(small, tmp_path):
 
 
 @pytest.mark.skipif(ROOT_USER, reason="a regression would replace /dev/null itself as root")
-@pytest.mark.parametrize("command", [["solve", "SMALL", "-o", "/dev/null", "-q"],
-                                     ["solve", "SMALL", "-o", "OUT", "--log", "/dev/null", "-q"],
+@pytest.mark.parametrize("command", [["solve", "SMALL", "-a", "nn", "-o", "/dev/null", "-q"],
+                                     ["solve", "SMALL", "-a", "nn", "-o", "OUT", "--log", "/dev/null", "-q"],
                                      ["gen", "uniform", "-n", "10", "-o", "/dev/null"]])
 def test_dev_null_is_written_through(small, tmp_path, command):
     args = [str(small) if a == "SMALL" else str(tmp_path / "t.tour") if a == "OUT" else a
@@ -104,10 +104,10 @@ def test_dev_null_is_written_through(small, tmp_path, command):
 def test_a_link_to_dev_stdout_writes_stdout(small, tmp_path):
     link = tmp_path / "out"
     link.symlink_to("/dev/stdout")
-    r = tspcl("solve", str(small), "-o", str(link), "-q")
+    r = tspcl("solve", str(small), "-a", "nn", "-o", str(link), "-q")
     assert r.returncode == 0, r.stderr
     assert link.is_symlink() and is_tour_of_small(r.stdout)
-    r = tspcl("solve", str(small), "-o", "/dev/fd/1", "-q")
+    r = tspcl("solve", str(small), "-a", "nn", "-o", "/dev/fd/1", "-q")
     assert r.returncode == 0 and is_tour_of_small(r.stdout), r.stderr
 
 
@@ -117,7 +117,7 @@ def test_a_symlink_s_target_is_replaced_and_keeps_its_mode(small, tmp_path):
     target.write_text("old\n")
     target.chmod(0o600)
     link.symlink_to(target.name)
-    r = tspcl("solve", str(small), "-o", str(link), "-q")
+    r = tspcl("solve", str(small), "-a", "nn", "-o", str(link), "-q")
     assert r.returncode == 0, r.stderr
     assert link.is_symlink() and os.readlink(link) == target.name
     assert is_tour_of_small(target.read_text())
@@ -129,7 +129,7 @@ def test_an_old_file_keeps_its_mode(small, tmp_path):
     out = tmp_path / "t.tour"
     out.write_text("old\n")
     out.chmod(0o640)
-    r = tspcl("solve", str(small), "-o", str(out), "-q")
+    r = tspcl("solve", str(small), "-a", "nn", "-o", str(out), "-q")
     assert r.returncode == 0, r.stderr
     assert stat.S_IMODE(out.stat().st_mode) == 0o640 and is_tour_of_small(out.read_text())
 
@@ -142,24 +142,24 @@ def test_the_problem_file_is_never_overwritten(small, tmp_path, via):
         name = str(tmp_path / "alias.tsp")
         os.symlink(small, name)
     for option in ("-o", "--log"):
-        r = tspcl("solve", str(small), option, name, "-q")
+        r = tspcl("solve", str(small), "-a", "nn", option, name, "-q")
         assert r.returncode == errors.EXIT_USAGE and one_line_error(r), r.stderr
         assert "problem file" in r.stderr and small.read_text() == SMALL and r.stdout == ""
 
 
 def test_output_and_log_in_one_file_are_refused(small, tmp_path):
     out = tmp_path / "x"
-    r = tspcl("solve", str(small), "-o", str(out), "--log", str(out), "-q")
+    r = tspcl("solve", str(small), "-a", "nn", "-o", str(out), "--log", str(out), "-q")
     assert r.returncode == errors.EXIT_USAGE and one_line_error(r), r.stderr
     assert not out.exists()
     out.write_text("old\n")
     link = tmp_path / "y"
     link.symlink_to(out)
-    r = tspcl("solve", str(small), "-o", str(out), "--log", str(link), "-q")
+    r = tspcl("solve", str(small), "-a", "nn", "-o", str(out), "--log", str(link), "-q")
     assert r.returncode == errors.EXIT_USAGE and out.read_text() == "old\n"
 
 
-@pytest.mark.parametrize("args", [["solve", "SMALL", "-o", ""], ["solve", "SMALL", "--log", ""],
+@pytest.mark.parametrize("args", [["solve", "SMALL", "-a", "nn", "-o", ""], ["solve", "SMALL", "--log", ""],
                                   ["gen", "uniform", "-n", "10", "-o", ""]])
 def test_an_empty_file_name_is_refused(small, args):
     r = tspcl(*[str(small) if a == "SMALL" else a for a in args])
@@ -185,7 +185,7 @@ def test_a_bad_output_fails_before_the_problem_is_read(tmp_path, option):
 def test_a_folder_is_not_an_output_file(small, tmp_path, name):
     (tmp_path / "d").mkdir()
     name = name.replace("DIR", str(tmp_path / "d")).replace("MISSING", str(tmp_path / "m"))
-    r = tspcl("solve", str(small), "-o", name, "-q")
+    r = tspcl("solve", str(small), "-a", "nn", "-o", name, "-q")
     assert r.returncode == errors.EXIT_CANT_CREATE and one_line_error(r), r.stderr
     assert files_in(tmp_path) == ["d", "small8.tsp"] and files_in(tmp_path / "d") == []
 
@@ -210,11 +210,11 @@ def full_device(tmp_path_factory) -> str:
 def test_a_failed_output_leaves_no_new_file(small, tmp_path, full_device, failing):
     other = "-o" if failing == "--log" else "--log"
     kept = tmp_path / "kept"
-    r = tspcl("solve", str(small), failing, full_device, other, str(kept), "-q")
+    r = tspcl("solve", str(small), "-a", "nn", failing, full_device, other, str(kept), "-q")
     assert r.returncode == errors.EXIT_CANT_CREATE and one_line_error(r), r.stderr
     assert full_device in r.stderr and files_in(tmp_path) == ["small8.tsp"]
     kept.write_text("old\n")
-    r = tspcl("solve", str(small), failing, full_device, other, str(kept), "-q")
+    r = tspcl("solve", str(small), "-a", "nn", failing, full_device, other, str(kept), "-q")
     assert r.returncode == errors.EXIT_CANT_CREATE and kept.read_text() == "old\n"
     assert files_in(tmp_path) == ["kept", "small8.tsp"]
     assert stat.S_ISCHR(os.stat(full_device).st_mode)
@@ -222,7 +222,7 @@ def test_a_failed_output_leaves_no_new_file(small, tmp_path, full_device, failin
 
 def test_a_failed_stdout_leaves_no_new_file(small, tmp_path):
     with open("/dev/full", "w") as full:
-        r = subprocess.run([sys.executable, "-m", "tspcl", "solve", str(small), "--log",
+        r = subprocess.run([sys.executable, "-m", "tspcl", "solve", str(small), "-a", "nn", "--log",
                             str(tmp_path / "run.log"), "-q"], stdout=full, stderr=subprocess.PIPE,
                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
     assert r.returncode == errors.EXIT_IO_ERROR and one_line_error(r), r.stderr
@@ -255,9 +255,9 @@ def run_with_closed(fd: int, *args, **kwargs):
 
 
 def test_closed_stdout_is_an_io_error_before_solving(small, tmp_path):
-    r = run_with_closed(1, "solve", str(small), "-q", stderr=subprocess.PIPE)
+    r = run_with_closed(1, "solve", str(small), "-a", "nn", "-q", stderr=subprocess.PIPE)
     assert r.returncode == errors.EXIT_IO_ERROR and one_line_error(r) and "stdout" in r.stderr
-    r = run_with_closed(1, "solve", str(small), "-o", str(tmp_path / "t.tour"), "-q",
+    r = run_with_closed(1, "solve", str(small), "-a", "nn", "-o", str(tmp_path / "t.tour"), "-q",
                         stderr=subprocess.PIPE)
     assert r.returncode == 0 and is_tour_of_small((tmp_path / "t.tour").read_text()), r.stderr
     r = run_with_closed(1, "gen", "uniform", "-n", "10", stderr=subprocess.PIPE)
@@ -272,14 +272,14 @@ def test_closed_stdin_is_missing_input(small):
 
 
 def test_closed_stderr_keeps_diagnostics_out_of_stdout(small):
-    r = run_with_closed(2, "solve", str(small), stdout=subprocess.PIPE)
+    r = run_with_closed(2, "solve", str(small), "-a", "nn", stdout=subprocess.PIPE)
     assert r.returncode == 0 and is_tour_of_small(r.stdout)
     assert r.stdout.startswith("NAME") and "tspcl:" not in r.stdout
 
 
 def test_a_full_stdout_is_an_io_error(small):
     with open("/dev/full", "w") as full:
-        r = subprocess.run([sys.executable, "-m", "tspcl", "solve", str(small), "-q"], stdout=full,
+        r = subprocess.run([sys.executable, "-m", "tspcl", "solve", str(small), "-a", "nn", "-q"], stdout=full,
                            stderr=subprocess.PIPE, text=True,
                            env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
     assert r.returncode == errors.EXIT_IO_ERROR and one_line_error(r), r.stderr
@@ -289,7 +289,7 @@ def test_a_full_stdout_is_an_io_error(small):
 def test_a_binary_optima_file_is_bad_data(small, tmp_path):
     optima = tmp_path / "optima.bin"
     optima.write_bytes(bytes(range(256)) * 4)
-    r = tspcl("solve", str(small), "-q", env_extra={"TSPCL_OPTIMA": str(optima)})
+    r = tspcl("solve", str(small), "-a", "nn", "-q", env_extra={"TSPCL_OPTIMA": str(optima)})
     assert r.returncode == errors.EXIT_DATA and one_line_error(r) and str(optima) in r.stderr
 
 
@@ -307,9 +307,9 @@ def test_an_unwritable_cache_folder_still_finds_the_device(small, tmp_path):
     not_a_folder = tmp_path / "cache"
     not_a_folder.write_text("a file\n")
     env = {"XDG_CACHE_HOME": str(not_a_folder)}
-    r = tspcl("solve", str(small), "--algo", "2opt", "-q", env_extra=env)
+    r = tspcl("solve", str(small), "-a", "nn", "--algo", "2opt", "-q", env_extra=env)
     assert r.returncode == 0 and r.stderr == "" and is_tour_of_small(r.stdout), r.stderr
-    r = tspcl("solve", str(small), env_extra=env)
+    r = tspcl("solve", str(small), "-a", "nn", env_extra=env)
     assert r.returncode == 0 and f"cache folder {not_a_folder} is not writable" in r.stderr
     d = tspcl("devices", env_extra=env)
     assert d.returncode == 0 and "platform 0" in d.stdout, d.stderr
@@ -337,6 +337,6 @@ def test_json_stays_json(small, args):
                                   ["--iterations", "99999999999999999999"],
                                   ["--iterations", "infn"], ["--iterations", "-3"]])
 def test_bad_numbers_are_one_line_usage_errors(small, args):
-    r = tspcl("solve", str(small), "--algo", "nn", *args, "-q")
+    r = tspcl("solve", str(small), "-a", "nn", "--algo", "nn", *args, "-q")
     assert r.returncode == errors.EXIT_USAGE and one_line_error(r), r.stderr
     assert r.stdout == ""

@@ -1,4 +1,4 @@
-"""The tspcl command line (Typer): solve, verify, info, algorithms, devices, gen, bench.
+"""The tspcl command line (Typer): solve, verify, info, algorithms, devices, gen, plot, bench.
 
 stdout carries data only (a tour, a JSON summary, a problem); diagnostics and progress
 go to stderr.  Errors are one line, ``tspcl: FILE:LINE: what``, with the exit statuses
@@ -37,6 +37,22 @@ app = typer.Typer(
          "Problems are TSPLIB files (a path, '-' for stdin, .gz read transparently); "
          "tours come out as TSPLIB TOUR files on stdout or -o FILE.  Add --debug "
          "anywhere for tracebacks.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .version import version_string
+
+        print(f"tspcl {version_string()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version (and git commit) and exit."),
+) -> None:
+    """Travelling-salesman search in OpenCL kernels, on a GPU or on a CPU (PoCL)."""
 
 
 def _check_stdin(*paths: str) -> None:
@@ -120,7 +136,26 @@ def _finite(value):
 def _comment(res) -> str:
     params = " ".join(f"{k}={v}" for k, v in res.params.items())
     return (f"length {res.length}; algorithm {res.algorithm}"
-            f"{' ' + params if params else ''}; seed {res.seed}; device {res.device}")
+            f"{' ' + params if params else ''}; seed {res.seed}; device {res.device}"
+            f"{'; auto: ' + res.chosen if res.chosen else ''}")
+
+
+BHH_MIN_CITIES = 1000  # the BHH estimate is said for large instances only (asymptotic)
+
+
+def _final_line(res, time_limit: Optional[float]) -> str:
+    """The run in one line: length, gap, time and why it stopped."""
+    if res.gap is not None:
+        quality = f", gap {res.gap:.3f} % (optimum {res.optimum})"
+    elif res.bhh is not None and res.n >= BHH_MIN_CITIES:
+        quality = (f", {100.0 * (res.length / res.bhh - 1.0):+.1f} % against the BHH estimate "
+                   f"{res.bhh:.0f} (for uniform cities)")
+    else:
+        quality = ""
+    why = {"time limit": f"the time limit ({time_limit:g} s)" if time_limit is not None else "the time limit",
+           "interrupted": "a signal", "done": "its own end (budget or local optimum)"}[res.stopped]
+    return (f"tspcl: {res.algorithm} on {res.instance}: length {res.length}{quality}, "
+            f"{res.wall_s:.2f} s; stopped by {why}")
 
 
 @dataclass(frozen=True)
@@ -205,16 +240,17 @@ def _with_family_flags(command):
     return command
 
 
-def solver_values(spec, params_file: Optional[str], pairs: List[str], flags: dict) -> dict:
-    """A solver's parameters as typed values: --params FILE, then -p KEY=VALUE, then
-    the family flags, each overriding the one before; a file's bad key or value is
-    reported with the file's name."""
+def solver_values(spec, params_file: Optional[str], pairs: List[str], flags: dict,
+                  base: Optional[dict] = None) -> dict:
+    """A solver's parameters as typed values: `base` (--algo auto's), --params FILE,
+    then -p KEY=VALUE, then the family flags, each overriding the one before; a file's
+    bad key or value is reported with the file's name."""
     from .params import params_file as read_params_file
 
-    typed = {}
+    typed = dict(base or {})
     if params_file is not None:
         try:
-            typed = spec.typed(read_params_file(params_file))
+            typed.update(spec.typed(read_params_file(params_file)))
         except UsageError as e:
             raise UsageError(f"{params_file}: {e.message}") from None
     typed.update(spec.typed(_key_values(pairs)))
@@ -232,8 +268,12 @@ def solver_values(spec, params_file: Optional[str], pairs: List[str], flags: dic
 @_with_family_flags
 def solve(
     problem: str = typer.Argument(..., help="TSPLIB problem file, or '-' for stdin (.gz ok)."),
-    algo: str = typer.Option("nn", "--algo", "-a",
-                             help="Algorithm: nn, greedy, sfc, random, 2opt, oropt, 3opt, lk, ils, pils, hc, tabu, mmas, acs, ga (see `tspcl info`)."),
+    algo: str = typer.Option("auto", "--algo", "-a",
+                             help="Algorithm: auto, nn, greedy, sfc, random, 2opt, oropt, 3opt, lk, ils, "
+                                  "pils, hc, tabu, mmas, acs, ga (`tspcl algorithms`).  auto picks the best "
+                                  "measured for the instance and device (pils for symmetric instances, "
+                                  "tabu for asymmetric ones) and, without -t or -i, a budget of n / 500 "
+                                  "seconds (2 to 60); it says its choice on stderr and in the tour's COMMENT."),
     param: List[str] = typer.Option([], "--param", "-p", metavar="KEY=VALUE",
                                     help="Algorithm parameter, repeatable (e.g. -p candidates=16); "
                                          "`tspcl algorithms` lists every algorithm's."),
@@ -283,22 +323,38 @@ def solve(
     from .tsplib import RunLog, format_log, format_tour, read_problem
 
     tour_to, log_to = _solve_targets(problem, output, log, as_json)
-    spec = get_solver(algo)
-    values = solver_values(spec, params_file, param, flags)
-    run_iterations = None
-    if iterations is not None:
-        if spec.budget_param:
-            values.update(spec.typed({spec.budget_param: iterations}))
-        else:
-            run_iterations = _run_iterations(iterations, spec.name)
-    params = spec.params_type(**values)
+
+    def configured(spec, base=None):
+        """The solver's parameters and the run's iteration budget (None: its own)."""
+        values = solver_values(spec, params_file, param, flags, base)
+        run_iterations = None
+        if iterations is not None:
+            if spec.budget_param:
+                values.update(spec.typed({spec.budget_param: iterations}))
+            else:
+                run_iterations = _run_iterations(iterations, spec.name)
+        return spec.params_type(**values), run_iterations
+
+    choice = None
+    if algo != "auto":        # a bad parameter is said before the problem is read
+        spec = get_solver(algo)
+        params, run_iterations = configured(spec)
     _check_stdin(problem)
     inst = read_problem(problem)
     rt = Runtime.from_spec(device)
+    if algo == "auto":
+        from .auto import choose
+
+        choice = choose(inst, rt.limits.is_gpu, time_limit, iterations is not None)
+        spec = get_solver(choice.algorithm)
+        params, run_iterations = configured(spec, spec.typed(choice.values))
+        time_limit = choice.time_limit
     if not quiet:
         say(f"tspcl: device {rt.name}")
         if cache_note():
             say(f"tspcl: {cache_note()}")
+        if choice is not None:
+            say(f"tspcl: auto: {choice.reason}")
     deadline = None if time_limit is None else _STARTED + time_limit
     from .optima import known_optimum
 
@@ -306,7 +362,8 @@ def solve(
     with ProgressDisplay(f"{spec.name} on {inst.name}", known_optimum(inst),
                          enabled=None if not quiet else False) as show:
         res = run_solve(inst, spec, params, rt, seed=seed, deadline=deadline,
-                        iterations=run_iterations, on_progress=show, started=_STARTED)
+                        iterations=run_iterations, on_progress=show, started=_STARTED,
+                        chosen=None if choice is None else choice.reason)
     if not quiet:
         for note in res.notes:
             say(f"tspcl: {note}")
@@ -320,11 +377,13 @@ def solve(
             name=inst.name, algorithm=spec.name,
             parameters={k: "".join(str(v).split()) for k, v in res.params.items()},
             device=res.device,
-            seed=seed, version=res.version,
+            seed=seed, version=res.version, comment="" if choice is None else f"auto: {choice.reason}",
             progress=[(p.elapsed, p.iteration, p.best_length) for p in res.history]))))
     if as_json:
         outputs.append((STDOUT_TARGET, json.dumps(_finite(res.summary()), allow_nan=False) + "\n"))
     write_outputs(outputs)
+    if not quiet:
+        say(_final_line(res, time_limit))
     status = interrupts.exit_status()
     if status is None and res.interrupted:
         status = errors.EXIT_INTERRUPTED  # a KeyboardInterrupt raised by hand
@@ -468,16 +527,73 @@ def gen(
 
 
 @app.command()
+def plot(
+    problem: Optional[str] = typer.Argument(
+        None, help="TSPLIB problem file ('-' for stdin) whose tour is drawn."),
+    tour: Optional[str] = typer.Argument(None, help="TSPLIB tour file ('-' for stdin)."),
+    output: str = typer.Option(..., "--output", "-o",
+                               help="The picture: a file ending in .png, .svg or .pdf."),
+    log: Optional[List[str]] = typer.Option(
+        None, "--log", help="A run log (solve --log): draws best length against time; "
+                            "repeat for several runs in one picture."),
+    optimum_of: Optional[str] = typer.Option(
+        None, "--problem", help="With --log: the problem the runs solved; with its optimum "
+                                "known, the y axis is the gap in %."),
+):
+    """Draw a tour (PROBLEM TOUR -o tour.png) or runs' best length against time
+    (--log run.log [--log more.log] -o curve.png).  Needs matplotlib:
+    pip install 'tspcl[plot]'."""
+    from pathlib import Path
+
+    from .plot import figure_target, plot_curves, plot_tour
+    from .tsplib import read_log, read_problem, read_tour
+
+    logs = log or []
+    if logs and (problem is not None or tour is not None):
+        raise UsageError("give PROBLEM TOUR to draw a tour or --log FILE to draw runs, not both")
+    if not logs and (problem is None or tour is None):
+        raise UsageError("give PROBLEM TOUR to draw a tour, or --log FILE (repeatable) to draw runs")
+    if optimum_of is not None and not logs:
+        raise UsageError("--problem goes with --log (a tour's problem is PROBLEM)")
+    inputs = [p for p in (problem, tour, optimum_of, *logs) if p is not None]
+    if inputs.count("-") > 1:
+        raise UsageError("only one input can be '-' (stdin)")
+    _check_stdin(*inputs)
+    figure_target(output, tuple(inputs))  # a bad -o fails before anything is read
+    if not logs:
+        plot_tour(read_problem(problem), read_tour(tour).order, output)
+        return
+    runs = []
+    for path in logs:
+        run = read_log(path)
+        if not run.progress:
+            _say(f"tspcl: {path}: no progress lines, left out")
+        runs.append((f"{Path(path).name} ({run.algorithm}, seed {run.seed})", run))
+    optimum = None
+    if optimum_of is not None:
+        from .optima import known_optimum
+
+        inst = read_problem(optimum_of)
+        optimum = known_optimum(inst)
+        if optimum is None:
+            _say(f"tspcl: no known optimum for {inst.name}: drawing lengths, not gaps")
+    plot_curves(runs, output, optimum)
+
+
+@app.command()
 def bench(
     spec_file: str = typer.Argument(..., help="Suite spec (TOML): instances x algorithms x seeds."),
     device: Optional[str] = typer.Option(None, "--device", "-d", help="As for solve."),
     out: Optional[str] = typer.Option(None, "--out", help="Folder for results.csv/.json/.md "
                                       "(default bench-out/SPEC, SPEC without its suffix)."),
+    figure: Optional[bool] = typer.Option(
+        None, "--figure/--no-figure", help="Also draw gap.png, the gap against time of each "
+                                           "row group (default: when matplotlib is installed)."),
 ):
     """Run a benchmark suite and write CSV, JSON and a markdown table (suites: scripts/suites/)."""
     from .bench import run_suite
 
-    run_suite(spec_file, device, out)
+    run_suite(spec_file, device, out, figure=figure)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -50,7 +50,8 @@ def optima_files(source: str) -> list[Path]:
 
 
 def known_optimum(inst: Instance) -> int | None:
-    """The optimum for this instance if any source knows it, else None."""
+    """The optimum for this instance if any source knows it (generator comments, then
+    optima.csv files, then the shipped TSPLIB table by NAME), else None."""
     from .gen import known_optimum as from_comment
 
     value = from_comment(inst)
@@ -64,7 +65,27 @@ def known_optimum(inst: Instance) -> int | None:
         for name in names:
             if name in table:
                 return table[name]
-    return None
+    return published_optimum(inst)
+
+
+PUBLISHED = Path(__file__).parent / "data" / "tsplib_optima.csv"
+
+
+@lru_cache(maxsize=1)
+def _published() -> dict[str, tuple[int, str, int]]:
+    with open(PUBLISHED, newline="", encoding="utf-8") as f:
+        return {row["name"]: (int(row["dimension"]), row["edge_weight_type"], int(row["optimum"]))
+                for row in csv.DictReader(f)}
+
+
+def published_optimum(inst: Instance) -> int | None:
+    """The published optimum of the TSPLIB instance of this NAME (shipped with tspcl, so
+    a problem read from stdin or copied elsewhere finds it), if its dimension and weight
+    type match too: another problem that took a TSPLIB name gets no false gap."""
+    known = _published().get(inst.name)
+    if known is None or known[:2] != (inst.n, inst.weight_type):
+        return None
+    return known[2]
 
 
 def gap_percent(length: int, optimum: int | None) -> float | None:

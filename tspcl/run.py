@@ -23,6 +23,13 @@ from .stop import AnyOf, Deadline
 from .version import version_string
 
 
+STOP_REASONS = {
+    "done": "the solver's own end (its budget, or a local optimum)",
+    "time limit": "the time limit",
+    "interrupted": "a signal (Ctrl-C)",
+}
+
+
 @dataclass
 class Result:
     """What a run produced; ``length`` is recomputed exactly on the host."""
@@ -43,6 +50,8 @@ class Result:
     interrupted: bool = False
     notes: list = field(default_factory=list)
     bhh: float | None = None           # the BHH estimate, where no optimum is known
+    chosen: str | None = None          # why --algo auto chose this algorithm
+    stopped: str = "done"              # why it ended: STOP_REASONS
     version: str = field(default_factory=version_string)
 
     @property
@@ -59,7 +68,8 @@ class Result:
             "bhh_estimate": None if self.bhh is None else round(self.bhh, 1),
             "bhh_gap_percent": None if self.bhh is None else round(100.0 * (self.length / self.bhh - 1.0), 4),
             "wall_s": round(self.wall_s, 6), "kernel_s": round(self.kernel_s, 6),
-            "iterations": self.iterations, "interrupted": self.interrupted, "notes": self.notes,
+            "iterations": self.iterations, "interrupted": self.interrupted,
+            "stopped": self.stopped, "notes": self.notes, "auto": self.chosen,
             "version": self.version,
         }
 
@@ -101,12 +111,13 @@ def unsolvable(inst: Instance, spec: SolverSpec) -> str | None:
 
 def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
           deadline: float | None = None, iterations: int | None = None,
-          on_progress=None, started: float | None = None) -> Result:
+          on_progress=None, started: float | None = None, chosen: str | None = None) -> Result:
     """Run ``spec`` on ``inst``; Ctrl-C (or another signal tspcl.interrupts handles)
     returns the best tour so far (interrupted=True), its length computed from the tour
     (a signal may stop SolveContext.improve between keeping the tour and its length).
     ``iterations`` replaces the solver's own budget (SolverSpec.with_budget): exact,
-    whatever the timing; constructions have none."""
+    whatever the timing; constructions have none.  ``chosen``: why --algo auto chose
+    ``spec`` (kept in the result)."""
     from .errors import UsageError
 
     reason = unsolvable(inst, spec)
@@ -127,11 +138,15 @@ def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
             raise
         interrupted = True
     optimum = known_optimum(inst)
+    stopped = ("interrupted" if interrupted
+               else "time limit" if deadline is not None and time.perf_counter() >= deadline
+               else "done")
     return Result(inst.name, inst.n, spec.name, params_dict(spec.effective(inst, params)), seed, rt.name,
                   ctx.best_order, inst.tour_length(ctx.best_order), optimum,
                   time.perf_counter() - started, ctx.kernel_seconds, ctx.iterations,
                   list(ctx.history), interrupted, list(ctx.notes),
-                  bhh=bhh_estimate(inst) if optimum is None else None)
+                  bhh=bhh_estimate(inst) if optimum is None else None, chosen=chosen,
+                  stopped=stopped)
 
 
-__all__ = ["Progress", "Result", "solve", "plan_memory"]
+__all__ = ["Progress", "Result", "STOP_REASONS", "solve", "plan_memory"]

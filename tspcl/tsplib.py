@@ -157,6 +157,7 @@ class RunLog:
     seed: int
     version: str
     progress: list[tuple[float, int, int]] = field(default_factory=list)
+    comment: str = ""
 
 
 # ---------------------------------------------------------------------------------------
@@ -933,7 +934,9 @@ def format_log(log: RunLog) -> str:
     out = [f"NAME : {one_line(log.name)}", "TYPE : LOG",
            f"ALGORITHM : {one_line(log.algorithm)}", f"PARAMETERS : {params}",
            f"DEVICE : {one_line(log.device)}", f"SEED : {int(log.seed)}",
-           f"VERSION : {one_line(log.version)}", "PROGRESS_SECTION"]
+           f"VERSION : {one_line(log.version)}"]
+    out += _comment_lines(log.comment)
+    out.append("PROGRESS_SECTION")
     out += [f"{float(t):.6f} {int(it)} {int(best)}" for t, it, best in log.progress]
     out.append("EOF")
     return "\n".join(out) + "\n"
@@ -988,4 +991,5 @@ def parse_log(text: str, source: str = "<memory>") -> RunLog:
         return header[key][0] if key in header else ""
 
     return RunLog(name=get("NAME"), algorithm=get("ALGORITHM"), parameters=params,
-                  device=get("DEVICE"), seed=seed, version=get("VERSION"), progress=progress)
+                  device=get("DEVICE"), seed=seed, version=get("VERSION"), progress=progress,
+                  comment="\n".join(scan.comments))
