@@ -70,21 +70,6 @@ def _finite_seconds(value: Optional[float]) -> Optional[float]:
     return value
 
 
-MAX_ITERATIONS = 2**63 - 1  # --iterations of a solver without a budget parameter
-
-
-def _run_iterations(iterations: str, algorithm: str) -> int:
-    """--iterations for a solver whose budget is not a parameter: a whole number."""
-    try:
-        count = int(iterations)
-    except ValueError:
-        count = -1
-    if not 0 <= count <= MAX_ITERATIONS:
-        raise UsageError(f"--iterations takes a whole number from 0 to {MAX_ITERATIONS} "
-                         f"for {algorithm} (got {iterations!r})")
-    return count
-
-
 def _solve_targets(problem: str, output: Optional[str], log: Optional[str],
                    as_json: bool) -> tuple[Optional[Target], Optional[Target]]:
     """Where the tour and the log go, checked before the run: at most one of them and
@@ -318,7 +303,7 @@ def solve(
     from .device import Runtime, cache_note, log as say
     from .output import write_outputs
     from .progress import ProgressDisplay
-    from .run import solve as run_solve
+    from .run import solve as run_solve, solver_params
     from .solvers import get_solver
     from .tsplib import RunLog, format_log, format_tour, read_problem
 
@@ -326,14 +311,7 @@ def solve(
 
     def configured(spec, base=None):
         """The solver's parameters and the run's iteration budget (None: its own)."""
-        values = solver_values(spec, params_file, param, flags, base)
-        run_iterations = None
-        if iterations is not None:
-            if spec.budget_param:
-                values.update(spec.typed({spec.budget_param: iterations}))
-            else:
-                run_iterations = _run_iterations(iterations, spec.name)
-        return spec.params_type(**values), run_iterations
+        return solver_params(spec, solver_values(spec, params_file, param, flags, base), iterations)
 
     choice = None
     if algo != "auto":        # a bad parameter is said before the problem is read

@@ -55,6 +55,11 @@ class Result:
     version: str = field(default_factory=version_string)
 
     @property
+    def tour(self) -> np.ndarray:
+        """The tour: 0-based city numbers in visiting order (the same array as ``order``)."""
+        return self.order
+
+    @property
     def gap(self) -> float | None:
         return gap_percent(self.length, self.optimum)
 
@@ -72,6 +77,32 @@ class Result:
             "stopped": self.stopped, "notes": self.notes, "auto": self.chosen,
             "version": self.version,
         }
+
+
+MAX_ITERATIONS = 2**63 - 1  # --iterations of a solver without a budget parameter
+
+
+def solver_params(spec: SolverSpec, values: dict, iterations: str | None):
+    """`spec`'s parameters from typed `values` (SolverSpec.typed) and an iteration budget
+    (-i: a count, or for ils/pils a multiple of n such as 10n), which goes to the solver's
+    budget parameter where it has one; returns (params, the run's own iteration budget or
+    None)."""
+    from .errors import UsageError
+
+    values = dict(values)
+    run_iterations = None
+    if iterations is not None:
+        if spec.budget_param:
+            values.update(spec.typed({spec.budget_param: str(iterations)}))
+        else:
+            try:
+                run_iterations = int(iterations)
+            except ValueError:
+                run_iterations = -1
+            if not 0 <= run_iterations <= MAX_ITERATIONS:
+                raise UsageError(f"--iterations takes a whole number from 0 to {MAX_ITERATIONS} "
+                                 f"for {spec.name} (got {iterations!r})")
+    return spec.params_type(**values), run_iterations
 
 
 def params_dict(params) -> dict:
@@ -149,4 +180,4 @@ def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
                   stopped=stopped)
 
 
-__all__ = ["Progress", "Result", "STOP_REASONS", "solve", "plan_memory"]
+__all__ = ["Progress", "Result", "STOP_REASONS", "solve", "solver_params", "plan_memory"]
