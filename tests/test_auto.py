@@ -23,12 +23,15 @@ def test_default_seconds_grow_with_n_between_the_bounds():
 @pytest.mark.parametrize("gpu", [True, False])
 def test_symmetric_instances_get_pils(gpu):
     c = choose(_plane(2000), gpu, None, False)
-    assert c.algorithm == "pils" and c.values == ({} if gpu else {"bridges": "0.5"})
-    assert c.default_budget and c.time_limit == 4.0 and "no --time-limit: 4 s" in c.reason
+    assert c.algorithm == "pils"
+    assert c.values == {"kicks": "100n", **({} if gpu else {"bridges": "0.5"})}
+    assert c.default_budget and c.time_limit == 4.0
+    assert "no --time-limit: kicks=100n or 4 s, whichever comes first" in c.reason
 
 
 def test_a_given_budget_is_kept():
-    assert choose(_plane(2000), True, 7.5, False).time_limit == 7.5
+    c = choose(_plane(2000), True, 7.5, False)
+    assert c.time_limit == 7.5 and c.values == {"kicks": "auto"}      # kicks until the limit
     c = choose(_plane(2000), True, None, True)          # -i: the kicks decide
     assert c.time_limit is None and not c.default_budget
 

@@ -9,9 +9,11 @@ COMMENT, the run log and the JSON summary.
 - Asymmetric instances (no solver that reverses paths applies): the GA, the best of
   ga, mmas, acs, tabu and hc (3-exchange) at 10 s on PoCL (kro124p 1.3 %, ftv170 10 %,
   rbg443 24 %; docs/notebook/product.md).
-- Without a time limit or an iteration budget the run gets default_seconds(n), said on
-  stderr: a time, not a kick count, because a GPU's kicks (most of them copies of a
-  cell, pils.py) and a CPU's are not worth the same.
+- Without a time limit or an iteration budget the run gets the solver's own budget
+  (pils: 100n kicks; the GA: 1000 generations) and at most default_seconds(n), said on
+  stderr: small instances end on the budget, large ones on the time (a GPU's kicks, most
+  of them copies of a cell, pils.py, and a CPU's are not worth the same, so a kick count
+  alone would mean very different times).  With a time limit, the time alone decides.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from dataclasses import dataclass
 from .instance import Instance
 
 ATSP_ALGORITHM = "ga"
-ATSP_VALUES = {"generations": "1000000000"}   # until the time limit
+UNTIL_THE_TIME_LIMIT = {"pils": {"kicks": "auto"}, "ga": {"generations": "1000000000"}}
+OWN_BUDGET = {"pils": {"kicks": "100n"}, "ga": {}}
 SECONDS_PER_CITY = 1 / 500    # the default budget: n / 500 seconds,
 MIN_SECONDS = 2.0             # at least this
 MAX_SECONDS = 60.0            # and at most this
@@ -52,14 +55,18 @@ def choose(inst: Instance, gpu: bool, time_limit: float | None,
         reason = ("symmetric: pils, the segment-parallel ILS (best measured, BENCHMARKS.md)"
                   + ("" if gpu else "; bridges=0.5 on a CPU device"))
     else:
-        algorithm, values = ATSP_ALGORITHM, dict(ATSP_VALUES)
+        algorithm, values = ATSP_ALGORITHM, {}
         reason = (f"asymmetric: {ATSP_ALGORITHM}, the best measured on the ATSP set "
                   "(the solvers that reverse paths do not apply)")
     default_budget = time_limit is None and not iterations_given
     if default_budget:
         time_limit = default_seconds(inst.n)
-        reason += (f"; no --time-limit: {time_limit:g} s (n / 500 s, "
-                   f"{MIN_SECONDS:g} to {MAX_SECONDS:g})")
+        values.update(OWN_BUDGET[algorithm])
+        own = ", ".join(f"{k}={v}" for k, v in OWN_BUDGET[algorithm].items()) or "its own budget"
+        reason += (f"; no --time-limit: {own} or {time_limit:g} s, whichever comes first "
+                   f"(n / 500 s, {MIN_SECONDS:g} to {MAX_SECONDS:g})")
+    elif time_limit is not None:
+        values.update(UNTIL_THE_TIME_LIMIT[algorithm])
     return Choice(algorithm, values, time_limit, reason, default_budget)
 
 
