@@ -31,7 +31,7 @@ from .errors import MissingInputError, TspclError, UsageError  # noqa: E402
 from .output import STDOUT, STDOUT_TARGET, Target  # noqa: E402
 
 app = typer.Typer(
-    name="tspcl", add_completion=False, no_args_is_help=True,
+    name="tspcl", add_completion=True, no_args_is_help=True,
     pretty_exceptions_enable=False, rich_markup_mode=None,
     help="Travelling-salesman search in OpenCL kernels, on a GPU or on a CPU (PoCL).\n\n"
          "Problems are TSPLIB files (a path, '-' for stdin, .gz read transparently); "
@@ -334,11 +334,14 @@ def solve(
         if choice is not None:
             say(f"tspcl: auto: {choice.reason}")
     deadline = None if time_limit is None else _STARTED + time_limit
-    from .optima import known_optimum
+    from .optima import bhh_estimate, known_optimum
 
     interrupts.keep_best_tour()
-    with ProgressDisplay(f"{spec.name} on {inst.name}", known_optimum(inst),
-                         enabled=None if not quiet else False) as show:
+    optimum = known_optimum(inst)
+    with ProgressDisplay(f"{spec.name} on {inst.name}", optimum,
+                         enabled=None if not quiet else False, time_limit=time_limit,
+                         reference=bhh_estimate(inst) if optimum is None and inst.n >= BHH_MIN_CITIES
+                         else None) as show:
         res = run_solve(inst, spec, params, rt, seed=seed, deadline=deadline,
                         iterations=run_iterations, on_progress=show, started=_STARTED,
                         chosen=None if choice is None else choice.reason)
