@@ -132,13 +132,16 @@ class LinKernighanParams(LocalSearchParams):
 
 @dataclass(frozen=True)
 class IteratedLocalSearchParams(LocalSearchParams):
-    """Fosin et al.'s Algorithm 1: double-bridge kicks, each followed by the local search."""
+    """Fosin et al.'s Algorithm 1: double-bridge kicks, each followed by the local search.
+    The defaults are the best measured settings (BENCHMARKS.md: LK, acceptance 'better'
+    with 0.05 % slack); the paper's are ls=3opt accept=always slack=0."""
 
-    ls: str = "3opt"
+    ls: str = "lk"
     kicks: str = param("1n", "double bridges in all: a count or a multiple of n (0.1n, 1n, 10n)")
-    accept: str = param("always", "go on from every new local optimum (always, the paper's) or "
+    accept: str = param("better", "go on from every new local optimum (always, the paper's) or "
                         "only from one no longer than the best allows (better)")
-    slack: float = param(0.0, "better: keep local optima up to this many percent above the best")
+    slack: float = param(0.05, "better: keep local optima up to this many percent above the best "
+                         "(the paper: 0)")
     kick: str = param("random", "double-bridge cut points: random (the paper's) or local "
                       "(within window positions)")
     window: int = param(50, "local: positions the cut points lie within")
