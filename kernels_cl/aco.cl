@@ -457,7 +457,7 @@ __kernel void aco_construct(DIST_PARAMS, __global const int *restrict cand,
                             TABU_DECL, __local long *scratch)
 {
     const float fallback_tau = pow((float)limits[0], alpha);
-    const uint ant = get_group_id(0), lid = get_local_id(0), un = (uint)n;
+    const uint ant = group_index(), lid = get_local_id(0), un = (uint)n;
     const rng_key_t key = {seed_lo, seed_hi};
     __global int *tour = tours + (ulong)ant * un;
     tabu_init(TABU_ARGS, un);

@@ -358,7 +358,7 @@ __kernel void acs_construct(ACS_DECL, const float rho, const float tau0, const u
                             __global int *restrict tours, __global long *restrict lengths,
                             TABU_DECL, __local long *scratch)
 {
-    const uint ant = get_group_id(0), lid = get_local_id(0), un = (uint)n;
+    const uint ant = group_index(), lid = get_local_id(0), un = (uint)n;
     const rng_key_t key = {seed_lo, seed_hi};
     __global int *tour = tours + (ulong)ant * un;
     tabu_init(TABU_ARGS, un);

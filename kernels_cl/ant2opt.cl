@@ -168,8 +168,8 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
 {
     const int lid = get_local_id(0), p = get_local_size(0);
     const int per_chunk = p / SPLIT, slot = lid / SPLIT, lane = lid % SPLIT;
-    const int words = (per_chunk + 31) / 32;
-    __global int *g_tour = tours + (long)get_group_id(0) * n;
+    const int words = (per_chunk + 31) / 32, t = (int)group_index();
+    __global int *g_tour = tours + (long)t * n;
     __local int l_head, l_count, l_moved, l_done, l_move[4];
     __local int4 l_ends;
 #if LOCAL_TOUR
@@ -178,7 +178,7 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
         tour[k] = (city_t)g_tour[k];
     barrier(CLK_LOCAL_MEM_FENCE);
 #else
-    __global int *tour = g_tour, *pos = work + 2L * get_group_id(0) * n, *queue = pos + n;
+    __global int *tour = g_tour, *pos = work + 2L * t * n, *queue = pos + n;
 #endif
     for (int k = lid; k < n; k += p)
         pos[tour[k]] = (city_t)k;
@@ -301,5 +301,5 @@ __kernel void ant_two_opt(DIST_PARAMS, __global const int *restrict cand,
 #endif
     const long length = group_tour_length(DIST_ARGS, g_tour, r_gain);
     if (lid == 0)
-        lengths[get_group_id(0)] = length;
+        lengths[t] = length;
 }

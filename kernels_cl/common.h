@@ -54,6 +54,16 @@ inline uint stream_next(rng_stream_t *s)
     return t;
 }
 
+/* The work-group's index in its whole launch, for kernels whose work-groups are
+ * independent units (an ant, a gene's crossover, a tour's 2-opt) that the host may
+ * enqueue in slices of whole work-groups, each slice at a global offset
+ * (tspcl/solvers/device_loop.py Launch): the same unit, and so the same draws and
+ * output, whatever the split. */
+inline uint group_index(void)
+{
+    return (uint)(get_global_offset(0) / get_local_size(0) + get_group_id(0));
+}
+
 /* Uniform integer in [0, bound) from a 32-bit draw (multiply-shift, bias < bound/2^32). */
 inline uint rng_below(const uint draw, const uint bound)
 {

@@ -126,7 +126,7 @@ __kernel void ga_crossover(DIST_PARAMS, __global const int *genes, __global int 
                            __global int *mem2, __global int *mem3, const int tasks_per_part,
                            const int words)
 {
-    const int t = get_group_id(0), lid = get_local_id(0), group = get_local_size(0);
+    const int t = (int)group_index(), lid = get_local_id(0), group = get_local_size(0);
     __local int zero_at;  /* where the child has city 0 */
     if (t >= tasks)
         return;

@@ -581,7 +581,7 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const i
     __local long gains[WG];
     __local uint codes[WG];
 
-    const int lid = get_local_id(0), g = get_group_id(0);
+    const int lid = get_local_id(0), g = (int)group_index();
     const int cell = g / copies, base = first[cell], len = first[cell + 1] - base;
     const long copy = (long)(g % copies) * n;      /* this copy's staging */
     const int my_kicks = kicks + (g < extra);

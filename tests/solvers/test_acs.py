@@ -12,6 +12,7 @@ import pytest
 from kernel_fixtures import check_kernels, make_instance, rt  # noqa: F401 - fixture
 from test_localsearch import improving_2opt
 from test_mmas import chi2_critical
+from test_device_loop import enqueue_in_slices, run_on_a_counting_clock
 from tspcl.device import Runtime
 from tspcl.device_instance import DeviceInstance
 from tspcl.errors import UsageError
@@ -365,3 +366,38 @@ def test_the_per_step_launches_build_the_same_tours_with_or_without_their_events
         assert len(events) == (inst.n + 1 if step_events else 2)
         built.append(read_tours(rt, c))
     assert np.array_equal(built[0][0], built[1][0]) and np.array_equal(built[0][1], built[1][1])
+
+
+def test_acs_gpu_in_slices_of_steps_builds_the_tours_of_whole_launches(rt):  # noqa: F811
+    """acs-gpu's construction is a launch a step: the device loop may enqueue them a few
+    steps at a time (and the 2-opt a few tours at a time) and get the same tours."""
+    inst = generate("clustered", 45, seed=4)
+    runs = []
+    for size in (inst.n, 7):
+        ctx, c = colony(rt, inst, variant="gpu", ants=12, candidates=8, ls="2opt")
+        ctx.timed(c.start(inst.tour_length(np.arange(inst.n))))
+        for it in range(2):
+            ctx.timed(enqueue_in_slices(c.launches(it, ctx.seed), size))
+        runs.append((*read_tours(rt, c), c.best.read()))
+    for whole, sliced in zip(*runs):
+        assert np.array_equal(whole, sliced)
+
+
+@pytest.mark.parametrize("variant", ["alt", "spm"])
+def test_whole_tours_in_slices_of_ants_are_valid_tours(rt, variant):  # noqa: F811
+    """alt and spm in slices of ants (their local updates race, so tours are not
+    compared): every tour valid, its length exact."""
+    inst = generate("clustered", 45, seed=4)
+    ctx, c = colony(rt, inst, variant=variant, ants=12, candidates=8)
+    ctx.timed(c.start(inst.tour_length(np.arange(inst.n))))
+    ctx.timed(enqueue_in_slices(c.launches(0, ctx.seed), 5))
+    tours, lengths = read_tours(rt, c)
+    assert all(sorted(t) == list(range(inst.n)) and length == inst.tour_length(t)
+               for t, length in zip(tours, lengths))
+
+
+def test_a_deadline_inside_the_first_iteration_leaves_the_nn_start(rt):  # noqa: F811
+    inst = generate("clustered", 40, seed=2)
+    ctx = run_on_a_counting_clock(rt, SPEC, inst, acs.AcsParams(ants=12), at=4.5)
+    nn = solve(inst, REGISTRY["nn"], REGISTRY["nn"].params_type(), rt)
+    assert ctx.iterations == 0 and ctx.best_length == nn.length

@@ -1,7 +1,8 @@
 """The host's device loop (tspcl/solvers/device_loop.py run_device_loop) under a time
-limit, on a clock the test drives: each step takes one second of that clock, so what is
-asserted is the loop's rule (no step started that would end past the limit), never a
-timing; and the status layouts, which reach the kernels only as build defines."""
+limit, on a clock the test drives: each step (or each unit of a step's launch) takes one
+second of that clock, so what is asserted is the loop's rule (no step, or slice of a
+step, started that would end past the limit), never a timing; and the status layouts,
+which reach the kernels only as build defines."""
 
 from __future__ import annotations
 
@@ -14,8 +15,26 @@ from tspcl.device_instance import DeviceInstance
 from tspcl.gen import generate
 from tspcl.solvers import SolveContext, acs, ga, localsearch, mmas, neighborhood
 from tspcl.solvers.best import BEST_DEFINES, BestOfBatch, BestWord
-from tspcl.solvers.device_loop import LONG_MAX, LoopStatus, run_device_loop
+from tspcl.solvers.device_loop import LONG_MAX, Launch, LoopStatus, run_device_loop
 from tspcl.stop import AnyOf, Deadline
+
+
+def enqueue_in_slices(launches, size: int) -> list:
+    """Enqueue a step's launches (device_loop.Launch) `size` units at a time (their
+    events)."""
+    return [e for launch in launches for first in range(0, launch.units, size)
+            for e in launch.enqueue(first, min(size, launch.units - first))]
+
+
+def run_on_a_counting_clock(rt, spec, inst, params, at: float, seed: int = 1):  # noqa: F811
+    """Run `spec` under a deadline `at` on a clock that reads one second later at every
+    look (so a deadline a few looks away comes inside the first step, whatever the
+    device's speed): the context after the run."""
+    ticks = iter(range(1, 10**9))
+    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=seed,
+                       stop=AnyOf([Deadline(at=at, clock=lambda: next(ticks))]))
+    spec.run(ctx, params)
+    return ctx
 
 
 class StepsOnAClock:
@@ -52,9 +71,33 @@ class StepsOnAClock:
         pass
 
 
-def run(rt, criteria, steps=100, batch=4):  # noqa: F811
+class UnitsOnAClock(StepsOnAClock):
+    """StepsOnAClock whose step is one launch of `units` units (a device_loop.SplitRun),
+    each unit one second on `now`; `slices` are the (first, count) slices enqueued."""
+
+    def __init__(self, rt, inst, steps, batch, units):  # noqa: F811
+        super().__init__(rt, inst, steps, batch)
+        self.units, self.slices = units, []
+
+    def enqueue(self, count):
+        self.now += count * (self.units - 1)   # StepsOnAClock adds a second a step
+        return super().enqueue(count)
+
+    def next_step(self):
+        def launch(first, count):
+            self.slices.append((first, count))
+            self.now += count
+            if first + count == self.units:
+                self.done += 1
+                self.pending += 1
+            return [cl.enqueue_copy(self.rt.queue, self.scratch, self.best_tour)]
+        return [Launch(self.units, launch)]
+
+
+def run(rt, criteria, steps=100, batch=4, units=None):  # noqa: F811
     inst = generate("uniform", 12, seed=1)
-    device = StepsOnAClock(rt, inst, steps, batch)
+    device = (StepsOnAClock(rt, inst, steps, batch) if units is None
+              else UnitsOnAClock(rt, inst, steps, batch, units))
     for c in criteria:
         if isinstance(c, Deadline):
             c.clock = lambda: device.now
@@ -73,6 +116,26 @@ def test_under_a_time_limit_no_step_starts_that_would_end_past_it(rt):  # noqa: 
 def test_a_limit_shorter_than_the_first_step_still_runs_one(rt):  # noqa: F811
     ctx, device = run(rt, [Deadline(at=0.5)])
     assert ctx.iterations == 1 and device.batches == [1]
+
+
+def test_a_split_runs_first_step_goes_in_slices_and_stops_between_them(rt):  # noqa: F811
+    """Ten units of a second: one, then four (the growth bound), then none fits in the
+    half second left; the step is abandoned, the status before it stands."""
+    ctx, device = run(rt, [Deadline(at=5.5)], units=10)
+    assert device.slices == [(0, 1), (1, 4)] and device.now <= 5.5
+    assert ctx.iterations == 0 and device.batches == []
+    assert ctx.best_length is not None   # the run's tour as it was before the step
+
+
+def test_a_split_run_batches_whole_steps_once_a_step_is_timed(rt):  # noqa: F811
+    ctx, device = run(rt, [Deadline(at=100.5)], units=10)
+    assert device.slices == [(0, 1), (1, 4), (5, 5)]   # only the first step is sliced
+    assert device.batches == [1, 4, 4, 1] and ctx.iterations == 10 and device.now <= 100.5
+
+
+def test_without_a_time_limit_a_split_run_enqueues_whole_steps(rt):  # noqa: F811
+    ctx, device = run(rt, [], steps=10, units=10)
+    assert device.slices == [] and device.batches == [4, 4, 2] and ctx.iterations == 10
 
 
 def test_without_a_time_limit_the_batches_do_not_depend_on_time(rt):  # noqa: F811

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from kernel_fixtures import rt  # noqa: F401 - fixture
+from test_device_loop import enqueue_in_slices, run_on_a_counting_clock
 from tspcl.device import Runtime
 from tspcl.device_instance import DeviceInstance
 from tspcl.errors import DeviceMemoryError, UsageError
@@ -247,3 +248,26 @@ def test_the_crossovers_working_memory_is_planned_in_parts_that_each_fit_one_all
                                                       "max_alloc": largest - 1})
     with pytest.raises(DeviceMemoryError, match="largest buffer"):
         solve(inst, SPEC, p, small, seed=1)
+
+
+def test_generations_in_slices_of_crossovers_breed_the_genes_of_whole_launches(rt):  # noqa: F811
+    """The device loop may enqueue a generation's crossover a few tasks at a time under
+    a time limit: each task's child and draws are its own (common.h group_index)."""
+    inst = generate("clustered", 45, seed=10)
+    runs = []
+    for size in (10**6, 5):
+        ctx, pool = pool_for(rt, inst, population=64, groups=2, crossover="hybrid", mutation_rate=0.5,
+                             migration_interval=2)
+        ctx.timed(pool.start(ctx.seed))
+        for gen in range(3):
+            ctx.timed(enqueue_in_slices(pool.launches(gen, ctx.seed), size))
+        runs.append((*read_pool(rt, pool), pool.best.read()))
+    for whole, sliced in zip(*runs):
+        assert np.array_equal(whole, sliced)
+
+
+def test_a_deadline_inside_the_first_generation_leaves_the_pools_start(rt):  # noqa: F811
+    inst = generate("clustered", 60, seed=2)
+    ctx = run_on_a_counting_clock(rt, SPEC, inst, ga.GaParams(population=64, groups=2), at=4.5)
+    assert ctx.iterations == 0 and len(ctx.history) == 1
+    assert sorted(ctx.best_order) == list(range(inst.n))

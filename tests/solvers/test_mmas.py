@@ -6,6 +6,7 @@ statistically alike results, memory that does not fit is refused with what would
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from tspcl.solvers.best import BestWord
 from tspcl.solvers.device_loop import LONG_MAX
 from tspcl.neighbors import CandidateParams, build_candidates
 from test_localsearch import improving_2opt
+from test_device_loop import enqueue_in_slices, run_on_a_counting_clock
 
 SPEC = REGISTRY["mmas"]
 
@@ -472,3 +474,39 @@ def test_work_group_size_rule():
 def test_bad_parameters_are_usage_errors(bad, match):
     with pytest.raises(UsageError, match=match):
         SPEC.params_from(bad)
+
+
+@pytest.mark.parametrize("ls", ["none", "2opt"])
+def test_iterations_in_slices_of_ants_build_the_tours_of_whole_launches(rt, ls):  # noqa: F811
+    """The device loop may enqueue an iteration's construction (and the ants' 2-opt) a
+    few ants at a time under a time limit: each ant's tour and draws are its own
+    (common.h group_index), so the tours and the best are those of whole launches."""
+    inst = generate("clustered", 37, seed=4)
+    runs = []
+    for size in (12, 5):
+        ctx, colony = started_colony(rt, inst, mmas.MmasParams(ants=12, ls=ls), 3)
+        for it in range(2):
+            ctx.timed(enqueue_in_slices(colony.launches(it, ctx.seed), size))
+        runs.append((*ant_tours(rt, colony, inst), colony.best.read(), ctx.read_tour(colony.best.best_tour)))
+    for whole, sliced in zip(*runs):
+        assert np.array_equal(whole, sliced)
+
+
+def test_a_deadline_inside_the_first_iteration_leaves_the_nn_start(rt):  # noqa: F811
+    """The first iteration goes in slices of ants; the deadline comes between two and
+    the run ends with its start, the nearest-neighbour tour, before the colony's."""
+    inst = generate("clustered", 40, seed=2)
+    ctx = run_on_a_counting_clock(rt, SPEC, inst, mmas.MmasParams(ants=12), at=4.5)
+    nn = solve(inst, REGISTRY["nn"], REGISTRY["nn"].params_type(), rt)
+    assert ctx.iterations == 0 and ctx.best_length == nn.length
+    assert sorted(ctx.best_order) == list(range(inst.n))
+
+
+def test_a_time_limit_that_does_not_cut_the_run_leaves_its_tour_unchanged(rt):  # noqa: F811
+    """Under a time limit the first iteration is sliced, then batches are sized by time:
+    the tour is the one of the run without a limit."""
+    inst = generate("clustered", 40, seed=2)
+    p = mmas.MmasParams(ants=12, iterations=4, ls="2opt")
+    free = solve(inst, SPEC, p, rt, seed=3)
+    limited = solve(inst, SPEC, p, rt, seed=3, deadline=time.perf_counter() + 3600)
+    assert np.array_equal(free.order, limited.order) and limited.iterations == 4

@@ -10,11 +10,13 @@ after a descent.  Rounds keep the tour a permutation, keep every edge between tw
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from kernel_fixtures import rt  # noqa: F401
+from test_device_loop import run_on_a_counting_clock
 
 from tspcl.device_instance import DeviceInstance
 from tspcl.instance import Instance
@@ -253,3 +255,26 @@ def test_a_bounded_polish_still_gives_an_exact_tour_and_a_history_that_ends_at_i
     # back), strictly falling, and the last is the tour's exact length
     assert len(lengths) > 3 and all(a > b for a, b in zip(lengths, lengths[1:]))
     assert lengths[-1] == res.length
+
+
+def test_a_deadline_inside_the_first_polish_stops_it_between_two_steps(rt):  # noqa: F811
+    """The descent from the greedy tour goes in slices of the search's steps under a
+    time limit; the deadline comes after the first and the run ends with that tour
+    (exact, no worse than greedy), before any round."""
+    inst = _uniform(300, 21)
+    spec = get_solver("pils")
+    ctx = run_on_a_counting_clock(rt, spec, inst, spec.params_from({"cell": str(CELL)}), at=4.5)
+    greedy = solve(inst, get_solver("greedy"), get_solver("greedy").params_type(), rt)
+    assert ctx.iterations == 0 and sorted(ctx.best_order.tolist()) == list(range(300))
+    assert ctx.best_length == inst.tour_length(ctx.best_order) <= greedy.length
+
+
+def test_a_time_limit_that_does_not_cut_the_run_leaves_its_tour_unchanged(rt):  # noqa: F811
+    """Under a time limit the descent and the first round's polish go in slices of
+    steps: the tour is the one of the run without a limit."""
+    inst = _uniform(300, 21)
+    spec = get_solver("pils")
+    params = spec.params_from({"cell": str(CELL), "round_kicks": "8"})
+    free = solve(inst, spec, params, rt, seed=3, iterations=600)
+    limited = solve(inst, spec, params, rt, seed=3, iterations=600, deadline=time.perf_counter() + 3600)
+    assert np.array_equal(free.order, limited.order) and limited.iterations == free.iterations

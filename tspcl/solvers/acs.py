@@ -45,7 +45,7 @@ from .population_two_opt import PopulationTwoOpt, PopulationTwoOptParams, candid
 from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count, shared_plan
 from .best import BEST_DEFINES, BestOfBatch, StepRun, best_plan
 from .construct import NearestNeighborParams, nn_plan, run_nn
-from .device_loop import run_device_loop
+from .device_loop import Launch, enqueue_whole, run_device_loop
 from .mmas import ant_defines, list_lengths, program_defines
 
 VARIANTS = ("gpu", "alt", "spm")
@@ -233,6 +233,11 @@ class AcsColony:
         that order)."""
         return self.construct(it, seed) + self.finish(it)
 
+    def launches(self, it: int, seed: int) -> list:
+        """One iteration as launches (device_loop.Launch): the construction's (`slices`),
+        the best, the global update."""
+        return self.slices(it, seed) + [Launch.whole(lambda: self.finish(it))]
+
     def finish(self, it: int) -> list:
         """Enqueue the iteration's and global best, then the global update (events)."""
         rt, n, best = self.rt, self.n, self.best
@@ -244,6 +249,15 @@ class AcsColony:
     def construct(self, it: int, seed: int, step_events: bool = False) -> list:
         """Enqueue the ants' tours and lengths with their local updates, then the ants'
         2-opt if any (events; for gpu the per-step launches' too when `step_events`)."""
+        return enqueue_whole(self.slices(it, seed, step_events))
+
+    def slices(self, it: int, seed: int, step_events: bool = False) -> list:
+        """The construction as launches (device_loop.Launch): for gpu the first cities,
+        the n - 1 steps (a unit a step: the same launches in any slices) and the close;
+        for alt and spm the whole tours (a unit an ant: a slice's ants update the trails
+        that the next slice's read, as a device runs a launch's ants in waves); then the
+        ants' 2-opt if any (a unit a tour).  gpu's steps are enqueued without events
+        unless `step_events` or a slice (tspcl/launches.py)."""
         rt, p, n, lm = self.rt, self.p, self.n, self.rt.cl.LocalMemory
         ants, g = self.ants, GROUP
         key = (seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF, it)
@@ -251,25 +265,34 @@ class AcsColony:
         local_rule = (p.local_evaporation, self.tau0, p.local_update_every)
         tabu, scratch = lm(4 * (-(-n // 32))), lm(self.scratch_bytes)
         if p.variant == "gpu":
-            events = [self.k["acs_first"](rt.queue, (round_up(ants, 64),), (64,), n, ants,
-                                          *key, self.tours, self.visited, self.ant_state)]
-            # n - 1 launches of one kernel with the same arguments (each ant keeps its
-            # step), without events unless step_events (their enqueue rate bound the
-            # iteration, tspcl/launches.py)
             step_k = self.k["acs_step"]
-            step_k.set_args(*acs, *local_rule, *key, self.tours, self.visited, self.ant_state, tabu, scratch)
-            if step_events:
-                events += [rt.cl.enqueue_nd_range_kernel(rt.queue, step_k, (ants * g,), (g,)) for _ in range(1, n)]
-            else:
-                enqueue_repeated(rt, step_k, n - 1, ants * g, g)
-            events.append(self.k["acs_close"](rt.queue, (ants * g,), (g,), *self.ctx.dinst.dist_args,
-                                              self.tau, *local_rule, self.tours, self.lengths, scratch))
+            step_args = (*acs, *local_rule, *key, self.tours, self.visited, self.ant_state, tabu, scratch)
+
+            def steps(first: int, count: int) -> list:
+                # count launches of one kernel with the same arguments (each ant keeps its
+                # step), without events (their enqueue rate bound the iteration,
+                # tspcl/launches.py) unless step_events or a slice of the steps
+                step_k.set_args(*step_args)
+                if step_events or count < n - 1:
+                    return [rt.cl.enqueue_nd_range_kernel(rt.queue, step_k, (ants * g,), (g,))
+                            for _ in range(count)]
+                enqueue_repeated(rt, step_k, count, ants * g, g)
+                return []
+
+            launches = [
+                Launch.whole(lambda: [self.k["acs_first"](rt.queue, (round_up(ants, 64),), (64,), n, ants,
+                                                          *key, self.tours, self.visited, self.ant_state)]),
+                Launch(n - 1, steps),
+                Launch.whole(lambda: [self.k["acs_close"](rt.queue, (ants * g,), (g,), *self.ctx.dinst.dist_args,
+                                                          self.tau, *local_rule, self.tours, self.lengths,
+                                                          scratch)])]
         else:
-            events = [self.k["acs_construct"](rt.queue, (ants * g,), (g,), *acs, *local_rule, *key,
-                                              self.tours, self.lengths, tabu, scratch)]
+            launches = [Launch(ants, lambda first, count: [self.k["acs_construct"](
+                rt.queue, (count * g,), (g,), *acs, *local_rule, *key, self.tours, self.lengths, tabu,
+                scratch, global_offset=(first * g,) if first else None)])]
         if self.ls:
-            events.append(self.ls.enqueue(self.tours, self.lengths))
-        return events
+            launches.append(self.ls.launch(self.tours, self.lengths))
+        return launches
 
 
 def run_acs(ctx: SolveContext, p: AcsParams) -> None:
@@ -281,7 +304,7 @@ def run_acs(ctx: SolveContext, p: AcsParams) -> None:
         return  # a tour of length 0 (every city at one point) is optimal, and tau0 1 / 0
     colony = AcsColony(ctx, p)
     ctx.timed(colony.start(ctx.best_length))
-    run_device_loop(ctx, StepRun(ctx, colony.best, p.iterations, p.batch, colony.iteration))
+    run_device_loop(ctx, StepRun(ctx, colony.best, p.iterations, p.batch, colony.launches))
 
 
 def _buffers(inst: Instance, p: AcsParams, limits: DeviceLimits | None = None) -> BufferPlan:

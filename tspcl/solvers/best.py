@@ -13,7 +13,7 @@ import numpy as np
 
 from ..buffers import BufferPlan
 from .base import SolveContext
-from .device_loop import LONG_MAX, LoopStatus, word_defines
+from .device_loop import LONG_MAX, Launch, LoopStatus, enqueue_whole, word_defines
 
 
 class BestWord(IntEnum):
@@ -83,10 +83,10 @@ class BestOfBatch:
 
 
 class StepRun:
-    """The device loop's run (device_loop.DeviceRun) of `steps` steps, each enqueued by
-    ``step(index, seed)`` and ending with `best`; at most `batch` steps between status
-    reads.  ``plan(steps done, status words)`` runs after each batch (mmas picks its
-    next trail reset there)."""
+    """The device loop's run (device_loop.SplitRun) of `steps` steps, each made of the
+    launches (device_loop.Launch) that ``step(index, seed)`` returns and ending with
+    `best`; at most `batch` steps between status reads.  ``plan(steps done, status
+    words)`` runs after each batch (mmas picks its next trail reset there)."""
 
     def __init__(self, ctx: SolveContext, best: BestOfBatch, steps: int, batch: int,
                  step: Callable[[int, int], list], plan: Callable[[int, np.ndarray], None] | None = None):
@@ -98,9 +98,21 @@ class StepRun:
         return min(self.batch, self.steps - self.done)
 
     def enqueue(self, count: int) -> list:
-        events = [e for j in range(count) for e in self.step(self.done + j, self.seed)]
+        events = [e for j in range(count) for e in enqueue_whole(self.step(self.done + j, self.seed))]
         self.done += count
         return events
+
+    def next_step(self) -> list:
+        launches = self.step(self.done, self.seed)
+        last = launches[-1]
+
+        def last_counted(first: int, count: int) -> list:
+            events = last.enqueue(first, count)
+            if first + count == last.units:
+                self.done += 1
+            return events
+
+        return launches[:-1] + [Launch(last.units, last_counted)]
 
     def read_status(self) -> LoopStatus:
         self.words = self.best.read()

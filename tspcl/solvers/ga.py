@@ -34,7 +34,7 @@ from .population_two_opt import PopulationTwoOpt, PopulationTwoOptParams, candid
 from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count, shared_plan
 from .best import BestOfBatch, StepRun, best_plan
 from .construct import NearestNeighborParams, nn_plan, run_nn
-from .device_loop import run_device_loop
+from .device_loop import Launch, enqueue_whole, run_device_loop
 
 SCX, BCSCX, ARX = 0, 1, 2      # the crossovers' codes (ga.cl's task kinds)
 PROGRAM_DEFINES = {"SCX": SCX, "BCSCX": BCSCX, "ARX": ARX}   # ga.cl's build defines
@@ -223,28 +223,32 @@ class GenePool:
                 self.best.enqueue(self.lengths, self.genes, generation)]
 
     def generation(self, gen: int, seed: int) -> list:
-        """Enqueue generation `gen` (it starts from measured lengths; ends measured)."""
+        """Enqueue generation `gen` (`launches`): its events in order."""
+        return enqueue_whole(self.launches(gen, seed))
+
+    def launches(self, gen: int, seed: int) -> list:
+        """Generation `gen` as launches (device_loop.Launch; it starts from measured
+        lengths, ends measured): migration when due, competition, the tasks' draws, the
+        crossover (a unit a task: no task reads a row that another writes), mutation,
+        measure."""
         rt, p, n, m, g = self.rt, self.p, self.n, self.m, self.gene_group
-        events = []
+        launches = []
         if p.migration_interval and p.groups > 1 and gen % p.migration_interval == p.migration_interval - 1:
-            events += self._migrate(gen, seed)
-        events += self.compete()
+            launches.append(Launch.whole(lambda: self._migrate(gen, seed)))
         a, b, kind, pair, out = self.task_cols
-        events.append(self.k["ga_task_draws"](rt.queue, (round_up(self.tasks, 64),), (64,), n,
-                                              self.tasks, *self._key(seed), gen,
-                                              start_mask(p), pair, kind, self.task_A, self.task_B,
-                                              self.task_S))
+        launches.append(Launch.whole(lambda: self.compete() + [self.k["ga_task_draws"](
+            rt.queue, (round_up(self.tasks, 64),), (64,), n, self.tasks, *self._key(seed), gen,
+            start_mask(p), pair, kind, self.task_A, self.task_B, self.task_S)]))
         c = self.crossover_group
-        events.append(self.k["ga_crossover"](rt.queue, (self.tasks * c,), (c,),
-                                             *self.ctx.dinst.dist_args, self.genes, self.genes,
-                                             self.tasks, a, b, kind, self.task_A, self.task_B,
-                                             self.task_S, out, *self.mem_parts,
-                                             tasks_per_part(self.tasks), task_words(n)))
-        first = p.size // 2 if p.mutate == "offspring" else 0
-        events.append(self.k["ga_mutate"](rt.queue, (m * g,), (g,), n, p.size, first,
-                                          p.mutation_rate, *self._key(seed), gen,
-                                          self.genes))
-        return events + self._measure(gen + 1)
+        launches.append(Launch(self.tasks, lambda first, count: [self.k["ga_crossover"](
+            rt.queue, (count * c,), (c,), *self.ctx.dinst.dist_args, self.genes, self.genes,
+            self.tasks, a, b, kind, self.task_A, self.task_B, self.task_S, out, *self.mem_parts,
+            tasks_per_part(self.tasks), task_words(n), global_offset=(first * c,) if first else None)]))
+        mutated = p.size // 2 if p.mutate == "offspring" else 0
+        launches.append(Launch.whole(lambda: [self.k["ga_mutate"](
+            rt.queue, (m * g,), (g,), n, p.size, mutated, p.mutation_rate, *self._key(seed), gen,
+            self.genes)] + self._measure(gen + 1)))
+        return launches
 
     def compete(self) -> list:
         """The fixed-rival competition of every group: the winners in the first half."""
@@ -278,7 +282,7 @@ def run_ga(ctx: SolveContext, p: GaParams) -> None:
     pool = GenePool(ctx, p)
     ctx.timed(pool.start(ctx.seed))
     ctx.improve(ctx.read_tour(pool.best.best_tour), 0)
-    run_device_loop(ctx, StepRun(ctx, pool.best, p.generations, p.batch, pool.generation))
+    run_device_loop(ctx, StepRun(ctx, pool.best, p.generations, p.batch, pool.launches))
 
 
 def pool_plan(n: int, p: GaParams) -> BufferPlan:

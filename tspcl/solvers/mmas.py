@@ -33,7 +33,7 @@ from .population_two_opt import PopulationTwoOpt, PopulationTwoOptParams, candid
 from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count, shared_plan
 from .best import BEST_DEFINES, BestOfBatch, BestWord, StepRun, best_plan
 from .construct import NearestNeighborParams, nn_plan, run_nn
-from .device_loop import run_device_loop
+from .device_loop import Launch, enqueue_whole, run_device_loop
 
 SELECTIONS = {"rwm": 0, "wrs": 1}          # ants.h SELECT_* (ant_defines)
 TABUS = {"lc": 0, "ct": 1, "bt": 2}         # ants.h TABU_* (ant_defines)
@@ -335,32 +335,45 @@ class DeviceColony:
                                      self.limits, p.persistence, p.alpha, int(evaporate))
 
     def iteration(self, it: int, seed: int, reset: bool = False) -> list:
-        """Enqueue one iteration: construction, the ants' 2-opt if any, best,
-        evaporation and deposit (with `reset`: every trail back to tau_max, no deposit,
-        the best since the last reset forgotten), the list weights' copy with the matrix
-        store and cl (events in that order)."""
+        """Enqueue one iteration (`launches`): its events in order."""
+        return enqueue_whole(self.launches(it, seed, reset))
+
+    def launches(self, it: int, seed: int, reset: bool = False) -> list:
+        """One iteration as launches (device_loop.Launch): construction (a unit an ant),
+        the ants' 2-opt if any (a unit a tour), best, evaporation and deposit (with
+        `reset`: every trail back to tau_max, no deposit, the best since the last reset
+        forgotten), the list weights' copy with the matrix store and cl."""
+        p, n = self.p, self.n
+        launches = [Launch(self.ants, lambda first, count: [self._construct(it, seed, first, count)])]
+        if self.ls:
+            launches.append(self.ls.launch(self.tours, self.lengths))
+        best = self.best
+        launches.append(Launch.whole(lambda: [best.enqueue(self.lengths, self.tours, it, self.limits,
+                                                           p.persistence, p.p_best)]))
+        launches.append(Launch.whole(lambda: [self._trails(evaporate=not reset)]))
+        if reset:
+            launches.append(Launch.whole(lambda: [best.forget_restart(it)]))
+        else:
+            source = SOURCES[p.deposit_source(seed, it)]
+            launches.append(Launch.whole(lambda: [self.k["mmas_deposit"](
+                self.rt.queue, (round_up(n, 64),), (64,), n, self.tau, self.heur, self.weight,
+                self.inv_weight, self.limits, best.status, self.tours, best.best_tour, best.restart_tour,
+                source, p.alpha, self.cand)]))
+        if self.copy_list_weights:
+            launches.append(Launch.whole(self._list_weights))
+        return launches
+
+    def _construct(self, it: int, seed: int, first: int, count: int):
+        """Enqueue the tours of ants first to first + count - 1 of iteration `it`."""
         rt, p, n, lm = self.rt, self.p, self.n, self.rt.cl.LocalMemory
         g = self.group
         tabu = {"lc": [lm(2 * n), lm(2 * n), lm(4)], "ct": [lm(2 * n), lm(4)],
                 "bt": [lm(tabu_bytes("bt", n))]}[p.tabu]  # aco.cl TABU_DECL
-        events = [self.construct_k(
-            rt.queue, (self.ants * g,), (g,), *self.ctx.dinst.dist_args, self.cand, self.list_weight,
+        return self.construct_k(
+            rt.queue, (count * g,), (g,), *self.ctx.dinst.dist_args, self.cand, self.list_weight,
             self.drawn, p.beta, p.alpha, self.limits, seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF, it,
-            self.tours, self.lengths, *tabu, lm(scratch_bytes(g, self.cl, self.kept)))]
-        if self.ls:
-            events.append(self.ls.enqueue(self.tours, self.lengths))
-        best = self.best
-        events.append(best.enqueue(self.lengths, self.tours, it, self.limits, p.persistence, p.p_best))
-        events.append(self._trails(evaporate=not reset))
-        if reset:
-            events.append(best.forget_restart(it))
-        else:
-            events.append(self.k["mmas_deposit"](
-                rt.queue, (round_up(n, 64),), (64,), n, self.tau, self.heur, self.weight,
-                self.inv_weight, self.limits, best.status, self.tours, best.best_tour, best.restart_tour,
-                SOURCES[p.deposit_source(seed, it)], p.alpha, self.cand))
-        events += self._list_weights()
-        return events
+            self.tours, self.lengths, *tabu, lm(scratch_bytes(g, self.cl, self.kept)),
+            global_offset=(first * g,) if first else None)
 
 
 def restart_due(p: MmasParams, it: int, status: np.ndarray, last_reset: int) -> bool:
@@ -388,7 +401,7 @@ def run_mmas(ctx: SolveContext, p: MmasParams) -> None:
             reset_at = last_reset = it
 
     run_device_loop(ctx, StepRun(ctx, colony.best, p.iterations, p.batch,
-                                 lambda it, seed: colony.iteration(it, seed, it == reset_at), plan_reset))
+                                 lambda it, seed: colony.launches(it, seed, it == reset_at), plan_reset))
 
 
 def list_lengths(*lengths: int) -> tuple[int, ...]:

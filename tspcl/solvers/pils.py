@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from ..neighbors import CandidateParams
 from ..params import param
 from .base import MAX_COUNT, SolveContext, SolverSpec, check_count, shared_plan
 from .construct import GreedyParams, greedy_plan, run_greedy
-from .device_loop import LoopStatus, run_device_loop
+from .device_loop import SLICE_GROWTH, Launch, LoopStatus, enqueue_whole, run_device_loop
 from .localsearch import (OPERATORS, DeviceSearch, LocalSearchParams, StateWord,
                           kick_budget, reversal_problem, search_plan)
 
@@ -285,46 +285,70 @@ class DeviceCells:
 
     def cells_of(self, round_no: int):
         """(members, first, cell_of, cells) of round `round_no` (without k-d cells, filled
-        from the tour by run_round)."""
+        from the tour by round_launches)."""
         return self._partition(round_no) if self.kd else self.tour_cells
 
     def run_round(self, round_no: int, offset: int, descend: bool, budget: int) -> tuple[int, int, list]:
         """One round on the search's tour (its positions follow): round_kicks kicks per
         work-group, `budget` at most; returns the gain, the kicks and the events."""
+        done = []
+        events = enqueue_whole(self.round_launches(round_no, offset, descend, self.p.round_kicks, budget,
+                                                   lambda gain, kicks: done.append((gain, kicks))))
+        return (*done[0], events)
+
+    def round_launches(self, round_no: int, offset: int, descend: bool, round_kicks: int, budget: int,
+                       finished: Callable[[int, int], None]) -> list:
+        """One round on the search's tour as launches (device_loop.Launch): the cells
+        (runs of the tour without k-d cells) and the cleared shifts; the cells' searches,
+        `round_kicks` kicks per work-group and `budget` in all at most, a unit a
+        work-group (each searches its own copy of a cell with its own draws, common.h
+        group_index, and writes only its staging), which a time limit may stop between
+        two; then each cell's best copy, the tour laid out again and its positions, after
+        which `finished` gets the round's gain and kicks."""
         rt, cl, q, s, n, k = self.rt, self.rt.cl, self.rt.queue, self.search, self.n, self.k
-        seed, wg, events, b = self.ctx.seed, self.gain_wg, [], self.buf
+        seed, wg, b = self.ctx.seed, self.gain_wg, self.buf
         members, first, cell_of, cells = self.cells_of(round_no)
-        if not self.kd:
-            events.append(k["pils_tour_cells"](q, (min(n, 1 << 16),), None, s.tour, n, offset,
-                                               first, cells, members, cell_of))
         copies = max(1, min(self.most_copies, self.target // cells))
         groups = cells * copies
-        kicks = min(groups * self.p.round_kicks, budget)
+        kicks = min(groups * round_kicks, budget)
         staging, base, index, delta = b.staging, b.staging_base, b.staging_index, b.delta
-        events.append(cl.enqueue_fill_buffer(q, delta, np.int32(0), 0, 4 * n))
-        events.append(k["pils_round"](
-            q, (groups * self.group,), (self.group,), *self.ctx.dinst.dist_args,
-            self.cand.cities, self.cand.m, s.pos, members, first, cell_of,
-            b.local_of, staging, base, index, delta, b.gains,
-            seed & 0xFFFFFFFF, seed >> 32, round_no, offset, copies, int(descend),
-            kicks // groups, kicks % groups, self.p.window, self.p.walk,
-            round(self.p.bridges * BRIDGE_SCALE)))
-        events.append(k["pils_pick"](q, (cells * wg,), (wg,), b.gains, copies, first, n,
+
+        def prepare() -> list:
+            events = []
+            if not self.kd:
+                events.append(k["pils_tour_cells"](q, (min(n, 1 << 16),), None, s.tour, n, offset,
+                                                   first, cells, members, cell_of))
+            return events + [cl.enqueue_fill_buffer(q, delta, np.int32(0), 0, 4 * n)]
+
+        def search(first_group: int, count: int) -> list:
+            return [k["pils_round"](
+                q, (count * self.group,), (self.group,), *self.ctx.dinst.dist_args,
+                self.cand.cities, self.cand.m, s.pos, members, first, cell_of,
+                b.local_of, staging, base, index, delta, b.gains,
+                seed & 0xFFFFFFFF, seed >> 32, round_no, offset, copies, int(descend),
+                kicks // groups, kicks % groups, self.p.window, self.p.walk,
+                round(self.p.bridges * BRIDGE_SCALE),
+                global_offset=(first_group * self.group,) if first_group else None)]
+
+        def lay_out() -> list:
+            events = [k["pils_pick"](q, (cells * wg,), (wg,), b.gains, copies, first, n,
                                      staging, base, index, delta, b.cell_gain,
-                                     cl.LocalMemory(8 * wg), cl.LocalMemory(4 * wg)))
-        events.append(k["pils_round_gain"](q, (wg,), (wg,), b.cell_gain, cells, b.round_gain,
-                                           cl.LocalMemory(8 * wg)))
-        chunks = -(-n // SCAN_CHUNK)
-        events.append(k["pils_scan_sums"](q, (chunks * SCAN_WG,), (SCAN_WG,), delta, n, b.sums,
-                                          cl.LocalMemory(8 * SCAN_WG)))
-        events.append(k["pils_scan_chunks"](q, (1,), (1,), b.sums, chunks))
-        events.append(k["pils_scan_apply"](q, (chunks * SCAN_WG,), (SCAN_WG,), delta, n, b.sums,
-                                           b.shift, cl.LocalMemory(4 * SCAN_WG)))
-        events.append(k["pils_place"](q, (min(n, 1 << 16),), None, staging, base, index,
-                                      b.shift, n, offset, s.tour))
-        events.append(k["pils_positions"](q, (min(n, 1 << 16),), None, s.tour, s.pos, n))
-        gain = int(rt.read(b.round_gain, np.int64, 1)[0])
-        return gain, kicks, events
+                                     cl.LocalMemory(8 * wg), cl.LocalMemory(4 * wg)),
+                      k["pils_round_gain"](q, (wg,), (wg,), b.cell_gain, cells, b.round_gain,
+                                           cl.LocalMemory(8 * wg))]
+            chunks = -(-n // SCAN_CHUNK)
+            events += [k["pils_scan_sums"](q, (chunks * SCAN_WG,), (SCAN_WG,), delta, n, b.sums,
+                                           cl.LocalMemory(8 * SCAN_WG)),
+                       k["pils_scan_chunks"](q, (1,), (1,), b.sums, chunks),
+                       k["pils_scan_apply"](q, (chunks * SCAN_WG,), (SCAN_WG,), delta, n, b.sums,
+                                            b.shift, cl.LocalMemory(4 * SCAN_WG)),
+                       k["pils_place"](q, (min(n, 1 << 16),), None, staging, base, index,
+                                       b.shift, n, offset, s.tour),
+                       k["pils_positions"](q, (min(n, 1 << 16),), None, s.tour, s.pos, n)]
+            finished(int(rt.read(b.round_gain, np.int64, 1)[0]), kicks)
+            return events
+
+        return [Launch.whole(prepare), Launch(groups, search), Launch.whole(lay_out)]
 
 
 def max_copies(n: int, fewest_cells: int, target: int, asked: int = 0) -> int:
@@ -337,8 +361,9 @@ def max_copies(n: int, fewest_cells: int, target: int, asked: int = 0) -> int:
 
 
 def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
-    """Greedy start, a bounded whole-tour local search, then rounds of cell searches
-    (CellRounds, through the device loop) until the kick budget is spent or ctx.stop."""
+    """Greedy start, a bounded whole-tour local search (Descent), then rounds of cell
+    searches (CellRounds), both through the device loop, until the kick budget is spent
+    or ctx.stop."""
     n = ctx.inst.n
     run_greedy(ctx, GreedyParams())
     if n < 8 or ctx.best_length == 0:
@@ -348,9 +373,9 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     search.load(ctx.best_order, ctx.best_length)
     length = ctx.best_length
     if p.polish != "none":
-        length, events = _polish(search, p.polish_steps)
-        ctx.timed_span(events[0], events[-1])
-    ctx.improve(ctx.read_tour(search.tour), 0, length)
+        descent = Descent(search, length, p.polish_steps)
+        run_device_loop(ctx, descent)
+        length = descent.length
     if n < MIN_CELL:
         return
     rounds = CellRounds(ctx, p, DeviceCells(ctx, cand, p, search), search, length)
@@ -358,43 +383,119 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     ctx.notes.append(rounds.summary())
 
 
-class CellRounds:
-    """The rounds as the device loop runs them (device_loop.DeviceRun): a step is one
-    round of the cells and, every polish_every rounds, polish_steps steps of the
-    whole-tour search; the status is the tour's exact length (the rounds' gains and the
-    search's sums) and the kicks done."""
+def polish_launch(search: DeviceSearch, steps: int, polished: Callable[[int, int], None]) -> Launch:
+    """`steps` steps of the whole-tour search (those after its local optimum do nothing)
+    as a launch of a unit a step (device_loop.Launch: a slice of steps is those steps);
+    after each slice `polished` gets the steps done and the tour's length, read from the
+    search's words."""
+    def enqueue(first: int, count: int) -> list:
+        events = search.enqueue(count)
+        polished(first + count, int(search.read_words()[StateWord.CUR_LEN]))
+        return events
+    return Launch(steps, enqueue)
 
-    def __init__(self, ctx: SolveContext, p: SegmentIlsParams, cells: DeviceCells,
-                 search: DeviceSearch, length: int):
-        self.ctx, self.p, self.cells, self.search, self.length = ctx, p, cells, search, length
-        self.budget = p.budget(ctx.inst.n, ctx.stop.remaining() is not None)
-        self.draws = np.random.default_rng([ctx.seed, 0x70696C73])   # "pils": the rounds' offsets
-        self.kicks = self.rounds = 0
-        self.spent = {"cells": [0, 0.0], "polish": [0, 0.0]}   # gain and seconds of each phase
+
+class Descent:
+    """The whole-tour search's first polish, from the greedy tour, as the device loop
+    runs it (device_loop.SplitRun): one step of `steps` steps of the search, which a
+    time limit may stop between two; the status is the tour's exact length."""
+
+    def __init__(self, search: DeviceSearch, length: int, steps: int):
+        self.search, self.length, self.steps, self.done = search, length, steps, False
 
     def batch_size(self, status: LoopStatus) -> int:
         return 1
 
     def enqueue(self, count: int) -> list:
-        events = []
-        for _ in range(count):
-            began = time.perf_counter()
-            offset = int(self.draws.integers(self.ctx.inst.n))
-            gain, kicks, round_events = self.cells.run_round(self.rounds, offset, self.rounds == 0,
-                                                             self.budget - self.kicks)
-            events += round_events
-            self.length -= gain
-            self.kicks += kicks
-            self.rounds += 1
-            polish_began = time.perf_counter()
-            _tally(self.spent["cells"], gain, polish_began - began)
-            if self.p.polish != "none" and self.rounds % self.p.polish_every == 0:
-                self.search.restart(self.length)
-                polished, polish_events = _polish(self.search, self.p.polish_steps)
-                events += polish_events
-                _tally(self.spent["polish"], self.length - polished, time.perf_counter() - polish_began)
-                self.length = polished
-        return events
+        return enqueue_whole(self.next_step())
+
+    def next_step(self) -> list:
+        return [polish_launch(self.search, self.steps, self._polished)]
+
+    def _polished(self, steps: int, length: int) -> None:
+        self.length, self.done = length, steps >= self.steps
+
+    def read_status(self) -> LoopStatus:
+        return LoopStatus(self.length, 0, self.done)
+
+    def best_buffer(self, status: LoopStatus):
+        return self.search.tour
+
+    def after_batch(self, status: LoopStatus) -> None:
+        pass
+
+
+class CellRounds:
+    """The rounds as the device loop runs them (device_loop.SplitRun): a step is one
+    round of the cells and, every polish_every rounds, polish_steps steps of the
+    whole-tour search (`polish_launch`, which a time limit may stop between two); the
+    status is the tour's exact length (the rounds' gains and the search's sums) and the
+    kicks done."""
+
+    def __init__(self, ctx: SolveContext, p: SegmentIlsParams, cells: DeviceCells,
+                 search: DeviceSearch, length: int):
+        self.ctx, self.p, self.cells, self.search, self.length = ctx, p, cells, search, length
+        time_limited = ctx.stop.remaining() is not None
+        self.budget = p.budget(ctx.inst.n, time_limited)
+        # kicks=auto under a time limit ends on the time alone, so its rounds are sized
+        # to it (`_kicks_now`); other runs take round_kicks a work-group every round
+        self.sized = time_limited and p.kicks == "auto"
+        self.round_kicks = 1 if self.sized else p.round_kicks   # kicks a work-group, the next round at most
+        self.kick_s = self.polish_s = 0.0   # a kick's seconds in the last round; the last polish's
+        self.left = 0.0                     # the seconds left when the last round or polish began
+        self.draws = np.random.default_rng([ctx.seed, 0x70696C73])   # "pils": the rounds' offsets
+        self.kicks = self.rounds = 0
+        self.spent = {"cells": [0, 0.0], "polish": [0, 0.0]}   # gain and seconds of each phase
+        self.mark = time.perf_counter()   # when the last launch of a step ended
+
+    def batch_size(self, status: LoopStatus) -> int:
+        return 1
+
+    def enqueue(self, count: int) -> list:
+        return [e for _ in range(count) for e in enqueue_whole(self.next_step())]
+
+    def next_step(self) -> list:
+        polish = self.p.polish != "none" and (self.rounds + 1) % self.p.polish_every == 0
+        offset = int(self.draws.integers(self.ctx.inst.n))
+        self.mark = time.perf_counter()
+        kicks = self._kicks_now()
+        launches = self.cells.round_launches(self.rounds, offset, self.rounds == 0, kicks, self.budget - self.kicks,
+                                             lambda gain, done: self._round(gain, done, kicks, polish))
+        if polish:
+            launches.append(polish_launch(self.search, self.p.polish_steps, self._polished))
+        return launches
+
+    def _kicks_now(self) -> int:
+        """Kicks a work-group in the next round: round_kicks; sized to the time, a kick
+        in the first round (with the cells' descent, which PoCL's work-groups take
+        seconds over), then at most SLICE_GROWTH times the round before and what fits in
+        the time left beside a polish, at the last round's seconds a kick."""
+        if not self.sized:
+            return self.round_kicks
+        self.left = self.ctx.stop.remaining()
+        if self.kick_s > 0:
+            return max(1, min(self.round_kicks, int((self.left - self.polish_s) / self.kick_s)))
+        return self.round_kicks
+
+    def _round(self, gain: int, kicks: int, each: int, polish: bool) -> None:
+        """A round's end, at `each` kicks a work-group: its gain and kicks counted; with
+        `polish`, the whole-tour search restarted from the tour."""
+        self.length -= gain
+        self.kicks += kicks
+        self.rounds += 1
+        if self.sized:
+            left = self.ctx.stop.remaining()
+            self.kick_s, self.left = (self.left - left) / each, left
+            self.round_kicks = min(SLICE_GROWTH * each, self.p.round_kicks)
+        if polish:
+            self.search.restart(self.length)
+        self.mark = _tally(self.spent["cells"], gain, self.mark)
+
+    def _polished(self, steps: int, length: int) -> None:
+        self.mark = _tally(self.spent["polish"], self.length - length, self.mark)
+        self.length = length
+        if self.sized:
+            self.polish_s = self.left - self.ctx.stop.remaining()
 
     def read_status(self) -> LoopStatus:
         return LoopStatus(self.length, self.kicks, self.kicks >= self.budget)
@@ -411,16 +512,12 @@ class CellRounds:
                 f"the polish {polish[0]} in {polish[1]:.1f} s")
 
 
-def _tally(phase: list, gain: int, seconds: float) -> None:
+def _tally(phase: list, gain: int, since: float) -> float:
+    """Add `gain` and the seconds since `since` to `phase`; returns the time now."""
+    now = time.perf_counter()
     phase[0] += gain
-    phase[1] += seconds
-
-
-def _polish(search: DeviceSearch, steps: int) -> tuple[int, list]:
-    """`steps` steps of the whole-tour local search (those after its local optimum do
-    nothing); returns the tour's length and the events."""
-    events = search.enqueue(steps)
-    return int(search.read_words()[StateWord.CUR_LEN]), events
+    phase[1] += now - since
+    return now
 
 
 def _buffers(inst: Instance, p: SegmentIlsParams, limits=None) -> BufferPlan:

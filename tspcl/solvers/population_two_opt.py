@@ -19,6 +19,7 @@ from ..device import DeviceLimits
 from ..errors import UsageError
 from ..neighbors import CandidateParams
 from .base import SolveContext
+from .device_loop import Launch
 
 MOVES = ("chunk", "best")
 
@@ -108,8 +109,17 @@ class PopulationTwoOpt:
                                 LOCAL_TOUR=int(self.local_tour), BEST_MOVE=int(self.best_move))
 
     def enqueue(self, tours, lengths):
-        """Improve the tours in place; their lengths go to `lengths`."""
+        """Improve the tours in place; their lengths go to `lengths` (the launch's event)."""
+        return self._enqueue(tours, lengths, 0, self.count)
+
+    def launch(self, tours, lengths) -> Launch:
+        """The search as a launch of its tours, which the device loop may enqueue a
+        slice of tours at a time (a tour's search does not depend on the others')."""
+        return Launch(self.count, lambda first, count: [self._enqueue(tours, lengths, first, count)])
+
+    def _enqueue(self, tours, lengths, first: int, count: int):
         rt, g = self.ctx.rt, self.group
         local = [rt.cl.LocalMemory(b) for b in local_args(self.n, g, self.split, self.local_tour)]
-        return self.kernel(rt.queue, (self.count * g,), (g,), *self.ctx.dinst.dist_args, self.cand,
-                           self.cand_dist, tours, self.work, lengths, *local)
+        return self.kernel(rt.queue, (count * g,), (g,), *self.ctx.dinst.dist_args, self.cand,
+                           self.cand_dist, tours, self.work, lengths, *local,
+                           global_offset=(first * g,) if first else None)
