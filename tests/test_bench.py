@@ -178,7 +178,7 @@ def test_cli_writes_to_bench_out_spec_name_by_default(tmp_path, rt):  # noqa: F8
     assert r.returncode == 0, r.stderr
     out = tmp_path / "bench-out" / "tiny_nn"
     assert sorted(p.name for p in out.iterdir()) == (["gap.png"] if available() else []) + [
-        "results.csv", "results.json", "results.md"]
+        "results.csv", "results.json", "results.jsonl", "results.md"]
     assert [row["algorithm"] for row in json.loads((out / "results.json").read_text())["rows"]] == ["nn"]
 
 

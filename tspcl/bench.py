@@ -25,17 +25,27 @@ group (a group's value wins).
 The whole spec is checked before anything runs: an unknown algorithm, parameter or key
 is a :class:`~tspcl.errors.UsageError`, a missing instance file a
 :class:`~tspcl.errors.MissingInputError`.  Pairs a solver does not support (greedy on
-ATSP, sfc without coordinates) are skipped with a note on stderr.  One
-:class:`~tspcl.device.Runtime` serves the whole suite, so kernels are built once.
+ATSP, sfc without coordinates) are skipped with a note on stderr.
+
+A suite runs as a campaign (:mod:`tspcl.campaign`): each measured run is a task keyed by
+its instance (a file's name and content hash, or its ``gen:`` text), algorithm,
+parameters, seed, repeat, budget and tspcl's version.  Its row goes to the journal
+``results.jsonl`` in ``out_dir`` as it finishes, and a rerun of the suite skips the
+runs the journal holds (failed ones run again; ``fresh`` moves the journal aside).  The
+runs go one after another through one :class:`~tspcl.device.Runtime` (kernels built
+once), or to a Dask cluster (:mod:`tspcl.cluster`); a worker's warm-up runs are untimed.
 
 Output (in ``out_dir``, by default ``bench-out/`` and the spec file's name without its
-suffix): ``results.csv`` and ``results.json`` with one row per measured
-run (:data:`COLUMNS`), and ``results.md``: a header line (device, suite, version, date,
-command) and a table with one line per (instance, algorithm, params) giving the runs,
-median length, mean gap %, median wall seconds, median kernel seconds and median
-iterations (a solver's own steps: colony iterations, generations, local-search rounds;
-0 for a construction), so that a time-limited run says how far it got.  Kernel seconds
-are OpenCL profiling-event times; wall seconds include upload and readback.
+suffix), rewritten from the journal every few seconds and at the end: ``results.csv``
+and ``results.json`` with one row per run (:data:`COLUMNS`; a failed run has ``status``
+failed, its reason, and no length or times; ``tour_sha256`` is
+:func:`tspcl.campaign.tour_hash` of its tour), in the spec's order, and ``results.md``:
+a header line (devices, suite, version, date, command), a table with one line per
+(instance, algorithm, params) giving the measured runs, median length, mean gap %,
+median wall seconds, median kernel seconds and median iterations (a solver's own steps:
+colony iterations, generations, local-search rounds; 0 for a construction), so that a
+time-limited run says how far it got, and the failed runs with their reasons.  Kernel
+seconds are OpenCL profiling-event times; wall seconds include upload and readback.
 With matplotlib (``tspcl[plot]``), ``gap.png`` as well: the gap against time of each
 (instance, algorithm, params) (:func:`gap_series`).  Progress goes to stderr.
 """
@@ -50,7 +60,6 @@ import os
 import shlex
 import statistics
 import sys
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -63,7 +72,9 @@ from .params import accepted_keys, read_toml, value_text
 SHARED_ENV = "TSPCL_SHARED_INSTANCES"
 FIGURE = "gap.png"
 COLUMNS = ["instance", "n", "algorithm", "params", "seed", "device", "length", "optimum",
-           "gap_percent", "wall_s", "kernel_s", "iterations", "repeat", "version"]
+           "gap_percent", "wall_s", "kernel_s", "iterations", "repeat", "version", "status",
+           "reason", "tour_sha256"]
+JOURNAL = "results.jsonl"
 SUITE_KEYS = {"name", "warmup", "repeats", "seeds", "group", "time_limit", "iterations"}
 GROUP_KEYS = {"instances", "algorithms", "params", "warmup", "repeats", "seeds",
               "time_limit", "iterations"}
@@ -256,15 +267,22 @@ def default_out_dir(spec_file: str) -> Path:
 
 
 def run_suite(spec_file: str, device: str | None, out_dir: str | None = None,
-              command: str | None = None, figure: bool | None = None) -> list[dict]:
-    """Run the suite in ``spec_file`` on ``device``; write the rows to ``out_dir``
-    (None: :func:`default_out_dir`) and return them.  ``figure``: write :data:`FIGURE`
-    too (True: UsageError before running if matplotlib is missing; None: if it imports,
-    else a note on stderr)."""
+              command: str | None = None, figure: bool | None = None, fresh: bool = False,
+              cluster: str | None = None, scheduler: str | None = None,
+              workers: int | None = None) -> list[dict]:
+    """Run the suite in ``spec_file`` as a campaign (:mod:`tspcl.campaign`): its runs are
+    tasks, each row goes to ``out_dir``'s :data:`JOURNAL` as it comes, and the outputs are
+    rewritten from the journal as rows come in and at the end; a rerun skips the runs the
+    journal holds (``fresh``: the old journal is moved aside and all run again).
+    ``out_dir`` None: :func:`default_out_dir`.  ``cluster`` ("local"), ``scheduler``
+    (an address) and ``workers``: where the runs go (:func:`tspcl.cluster.open_runner`;
+    none of them: one after another in this process on ``device``).  ``figure``: write
+    :data:`FIGURE` too (True: UsageError before running if matplotlib is missing; None:
+    if it imports, else a note on stderr).  Returns the rows in the spec's order, a
+    failed run's with status ``failed`` and its reason."""
     from . import plot
-    from .device import Runtime
-    from .run import params_dict, solve
-    from .solvers import get_solver
+    from .campaign import Journal, describe_run, execute_run, run_tasks, suite_tasks
+    from .cluster import open_runner
     from .version import version_string
 
     suite = load_suite(spec_file)
@@ -275,78 +293,65 @@ def run_suite(spec_file: str, device: str | None, out_dir: str | None = None,
     elif figure:
         plot.matplotlib_figure()  # UsageError now, not after the runs
     out = default_out_dir(spec_file) if out_dir is None else Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OutputError(f"{out}: cannot create output folder ({e.strerror})") from None
-    rt = Runtime.from_spec(device)
     version = version_string()
     command = command if command is not None else shlex.join(sys.argv)
     started = datetime.now(timezone.utc)
-    _note(f"bench {suite.name}: device {rt.name}, {version}")
-    rows: list[dict] = []
-    histories: list[list[tuple[float, int]]] = []  # each row's (seconds, best length)
-    loaded: dict[InstanceRef, object] = {}
-    for group in suite.groups:
-        for ref in group.instances:
-            inst = loaded.get(ref)
-            if inst is None:
-                t0 = time.perf_counter()
-                inst = loaded[ref] = ref.load()
-                _note(f"loaded {inst.name} (n={inst.n}) in {time.perf_counter() - t0:.1f} s")
-            for alg in group.algorithms:
-                spec = get_solver(alg)
-                reason = spec.unsupported(inst)
-                if reason:
-                    _note(f"skip {alg} on {inst.name}: {reason}")
-                    continue
-                for variant in group.variants:
-                    params = applicable(spec, variant)
-                    ptext = format_params(params_dict(spec.effective(inst, params)))
+    with open_runner(cluster, scheduler, workers, device) as runner:
+        tasks = suite_tasks(suite, runner.device, version)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"{out}: cannot create output folder ({e.strerror})") from None
+        journal = Journal(out / JOURNAL)
+        if fresh:
+            aside = journal.set_aside()
+            if aside:
+                _note(f"--fresh: the old journal is now {aside}")
+        _note(f"bench {suite.name}: {len(tasks)} runs on {runner.description}, {version}")
+        meta = {"suite": suite.name, "spec": str(spec_file), "version": version,
+                "date": started.strftime("%Y-%m-%d %H:%M UTC"), "command": command}
 
-                    def one(seed: int):
-                        s = time.perf_counter()
-                        deadline = None if group.time_limit is None else s + group.time_limit
-                        return solve(inst, spec, params, rt, seed=seed, deadline=deadline,
-                                     iterations=group.iterations, started=s)
+        def write(entries) -> None:
+            rows, histories = results_of(tasks, entries)
+            write_results(out, rows, meta, histories if figure else None)
 
-                    for _ in range(group.warmup):
-                        one(group.seeds[0])
-                    for seed in group.seeds:
-                        for rep in range(1, group.repeats + 1):
-                            res = one(seed)
-                            row = {"instance": inst.name, "n": inst.n, "algorithm": alg,
-                                   "params": ptext, "seed": seed, "device": rt.name,
-                                   "length": res.length, "optimum": res.optimum,
-                                   "gap_percent": None if res.gap is None else round(res.gap, 4),
-                                   "wall_s": round(res.wall_s, 6),
-                                   "kernel_s": round(res.kernel_s, 6),
-                                   "iterations": res.iterations,
-                                   "repeat": rep, "version": version}
-                            rows.append(row)
-                            histories.append([(p.elapsed, p.best_length) for p in res.history])
-                            gap = "" if res.gap is None else f" gap {res.gap:.2f}%"
-                            _note(f"[{len(rows)}] {inst.name} {alg} {ptext or '-'} seed {seed} "
-                                  f"rep {rep}: length {res.length}{gap} wall {res.wall_s:.4f} s "
-                                  f"kernel {res.kernel_s:.4f} s, {res.iterations} iterations"
-                                  + "".join(f"; {note}" for note in res.notes))
-    meta = {"suite": suite.name, "spec": str(spec_file), "device": rt.name, "version": version,
-            "date": started.strftime("%Y-%m-%d %H:%M UTC"), "command": command}
-    write_results(out, rows, meta)
-    _note(f"wrote {out / 'results.csv'}, results.json, results.md ({len(rows)} runs)")
-    series = gap_series(rows, histories) if figure else []
-    if series:
-        plot.plot_series(series, str(out / FIGURE), "gap % (median of the runs)",
-                         f"{suite.name}: gap against time")
-        _note(f"wrote {out / FIGURE}")
+        entries = run_tasks(tasks, execute_run, journal, runner, write=write,
+                            describe=describe_run)
+    rows, _ = results_of(tasks, entries)
+    failed = sum(r["status"] != "ok" for r in rows)
+    _note(f"wrote {out / 'results.csv'}, results.json, results.md"
+          + (f", {FIGURE}" if figure and len(rows) > failed else "")
+          + f" ({len(rows)} runs" + (f", {failed} failed)" if failed else ")"))
     return rows
+
+
+def results_of(tasks: list, entries: dict) -> tuple[list[dict], list[list[tuple[float, int]]]]:
+    """The rows of the tasks that have an entry, in the tasks' order, and each row's
+    history (``(seconds, best length)`` of each better tour; empty for a failed run)."""
+    from .campaign import failed_row
+
+    rows, histories = [], []
+    for task in tasks:
+        entry = entries.get(task.key)
+        if entry is None:
+            continue
+        if entry.ok:
+            rows.append(entry.record["row"])
+            histories.append([tuple(p) for p in entry.record["history"]])
+        else:
+            rows.append(failed_row(task, entry.reason))
+            histories.append([])
+    return rows, histories
 
 
 # ---- writing ---------------------------------------------------------------------------
 def summarize(rows: list[dict]) -> list[dict]:
-    """One line per (instance, algorithm, params), in first-seen order."""
+    """One line per (instance, algorithm, params) of the measured runs (failed ones
+    left out), in first-seen order."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
+        if r["status"] != "ok":
+            continue
         groups.setdefault((r["instance"], r["algorithm"], r["params"]), []).append(r)
     out = []
     for (inst, alg, params), rs in groups.items():
@@ -434,12 +439,24 @@ def format_markdown(rows: list[dict], meta: dict) -> str:
         lines.append(f"| {s['instance']} | {s['n']} | {s['algorithm']} | {s['params'] or '–'} "
                      f"| {s['runs']} | {med} | {gap} | {s['median_wall_s']:.4f} "
                      f"| {s['median_kernel_s']:.4f} | {its} |")
+    failed = [r for r in rows if r["status"] != "ok"]
+    if failed:
+        lines += ["", f"Failed runs ({len(failed)}):", ""]
+        lines += [f"- {r['instance']} {r['algorithm']} {r['params'] or '–'} seed {r['seed']} "
+                  f"repeat {r['repeat']}: {r['reason']}" for r in failed]
     return "\n".join(lines) + "\n"
 
 
-def write_results(out: Path, rows: list[dict], meta: dict) -> None:
+def write_results(out: Path, rows: list[dict], meta: dict,
+                  histories: list[list[tuple[float, int]]] | None = None) -> None:
+    """results.csv, .json and .md of ``rows`` (each file replaced whole), and with
+    ``histories`` (one per row) :data:`FIGURE` where a run succeeded.  ``meta``'s device
+    is the devices the rows ran on."""
     from .output import write_atomic
 
+    devices = list(dict.fromkeys(r["device"] for r in rows if r["device"]))
+    meta = {"suite": meta["suite"], "spec": meta["spec"], "device": ", ".join(devices) or "-",
+            **{k: v for k, v in meta.items() if k not in ("suite", "spec")}}
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     w.writeheader()
@@ -449,6 +466,14 @@ def write_results(out: Path, rows: list[dict], meta: dict) -> None:
     write_atomic(str(out / "results.json"),
                  json.dumps({**meta, "rows": rows}, indent=1) + "\n")
     write_atomic(str(out / "results.md"), format_markdown(rows, meta))
+    measured = [i for i, r in enumerate(rows) if r["status"] == "ok"]
+    series = (gap_series([rows[i] for i in measured], [histories[i] for i in measured])
+              if histories is not None and measured else [])
+    if series:
+        from .plot import plot_series
+
+        plot_series(series, str(out / FIGURE), "gap % (median of the runs)",
+                    f"{meta['suite']}: gap against time")
 
 
 __all__ = ["COLUMNS", "FIGURE", "gap_series", "load_suite", "run_suite", "shared_instances_dir",

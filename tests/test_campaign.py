@@ -1,0 +1,192 @@
+"""Campaigns (tspcl.campaign, tspcl.cluster): the journal, resume, failed runs, and a
+local Dask cluster that loses a worker mid-suite and still gives the serial run's table."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import types
+
+import pytest
+from kernel_fixtures import rt  # noqa: F401  (rt skips when there is no OpenCL device)
+
+from tspcl import campaign, interrupts
+from tspcl.bench import JOURNAL, run_suite
+from tspcl.campaign import FAILED, OK, Entry, Journal, SerialRunner, run_tasks
+from tspcl.errors import UsageError
+
+DEVICE = os.environ.get("TSPCL_TEST_DEVICE")
+
+# 2 instances x 2 algorithms x 3 seeds; iteration budgets, so that timings do not matter
+SPEC = """
+name = "campaign"
+warmup = 1
+seeds = [1, 2, 3]
+
+[[group]]
+instances = ["gen:uniform:60:4", "gen:clustered:40:2"]
+algorithms = ["ga", "2opt"]
+params = { population = 256 }
+iterations = 20
+"""
+
+
+def _spec(tmp_path) -> str:
+    path = tmp_path / "campaign.toml"
+    path.write_text(SPEC)
+    return str(path)
+
+
+def _journal_keys(out) -> list[str]:
+    return [json.loads(line)["key"] for line in (out / JOURNAL).read_text().splitlines()]
+
+
+def _tours(rows) -> list[tuple]:
+    return [(r["instance"], r["algorithm"], r["seed"], r["length"], r["tour_sha256"]) for r in rows]
+
+
+def test_journal_ignores_a_cut_line_and_appends_after_it(tmp_path, capsys):
+    journal = Journal(tmp_path / "j.jsonl")
+    journal.append(Entry("a", OK, {"x": 1}))
+    journal.append(Entry("b", FAILED, reason="ValueError: no"))
+    journal.append(Entry("a", OK, {"x": 2}))  # a key's last entry wins
+    journal.close()
+    with open(journal.path, "a") as f:
+        f.write('{"key": "c", "status": "ok", "rec')  # a crash in the middle of a line
+    entries = journal.read()
+    assert sorted(entries) == ["a", "b"]
+    assert entries["a"].record == {"x": 2} and entries["b"].reason == "ValueError: no"
+    assert "1 unreadable line ignored" in capsys.readouterr().err
+    journal.append(Entry("c", OK, {"x": 3}))  # on a line of its own, not glued to the cut one
+    journal.close()
+    assert sorted(journal.read()) == ["a", "b", "c"]
+    assert journal.set_aside() == tmp_path / "j.jsonl.1" and journal.read() == {}
+    assert (tmp_path / "j.jsonl.1").is_file()
+
+
+def test_failed_tasks_become_failed_entries_and_run_again(tmp_path):
+    """A task that raises is a failed entry with its reason; the others go on; a rerun
+    runs the failed one only."""
+    calls = []
+
+    def execute(task):
+        calls.append(task.key)
+        if task.key == "bad" and len(calls) < 4:
+            raise ValueError("no good\nsecond line")
+        return {"key": task.key}
+
+    tasks = [types.SimpleNamespace(key=k) for k in ("one", "bad", "two", "one")]
+    journal = Journal(tmp_path / "j.jsonl")
+    entries = run_tasks(tasks, execute, journal, SerialRunner())
+    assert calls == ["one", "bad", "two"]  # a key named twice runs once
+    assert entries["bad"] == Entry("bad", FAILED, None, "ValueError: no good")
+    assert entries["one"].ok and entries["two"].ok
+    entries = run_tasks(tasks, execute, journal, SerialRunner())
+    assert calls[3:] == ["bad"] and entries["bad"].ok
+
+
+def test_failed_runs_are_rows_with_the_reason(tmp_path, monkeypatch, rt):  # noqa: F811
+    import tspcl.run
+
+    solve = tspcl.run.solve
+
+    def seed_two_fails(inst, spec, params, runtime, seed=1, **kw):
+        if seed == 2:
+            raise UsageError("seed 2 is not welcome")
+        return solve(inst, spec, params, runtime, seed=seed, **kw)
+
+    monkeypatch.setattr(tspcl.run, "solve", seed_two_fails)
+    spec = tmp_path / "s.toml"
+    spec.write_text('seeds = [1, 2]\n[[group]]\ninstances = ["gen:circle:20"]\nalgorithms = ["nn"]\n')
+    out = tmp_path / "out"
+    rows = run_suite(str(spec), DEVICE, str(out), figure=False)
+    assert [(r["seed"], r["status"], r["reason"]) for r in rows] == [
+        (1, "ok", ""), (2, "failed", "UsageError: seed 2 is not welcome")]
+    assert rows[1]["length"] is None and rows[0]["length"] > 0
+    md = (out / "results.md").read_text()
+    assert "| circle20 | 20 | nn |" in md and "| 1 |" in md  # one measured run
+    assert "- circle20 nn start_city=0 candidates=10 seed 2 repeat 1: UsageError: seed 2 is not welcome" in md
+
+
+def test_interrupted_campaign_resumes(tmp_path, monkeypatch, capsys, rt):  # noqa: F811
+    """A signal after k rows keeps them (journal and tables); the rerun runs the rest
+    only, and the table is complete without duplicates."""
+    spec, out = _spec(tmp_path), tmp_path / "out"
+    execute, ran, stop_after = campaign.execute_run, [], [4]
+
+    def counted(task):
+        if len(ran) in stop_after:
+            raise interrupts.Stopped(signal.SIGINT)
+        ran.append(task.key)
+        return execute(task)
+
+    monkeypatch.setattr(campaign, "execute_run", counted)
+    with pytest.raises(interrupts.Stopped):
+        run_suite(spec, DEVICE, str(out), figure=False)
+    assert _journal_keys(out) == ran
+    assert len(json.loads((out / "results.json").read_text())["rows"]) == 4
+    first = list(ran)
+    capsys.readouterr()
+    ran.clear()
+    stop_after.clear()
+    rows = run_suite(spec, DEVICE, str(out), figure=False)
+    assert f"resuming from {out / JOURNAL}: 4 of 12 runs done, skipped" in capsys.readouterr().err
+    assert not set(ran) & set(first) and len(ran) == 8
+    keys = _journal_keys(out)
+    assert len(keys) == len(set(keys)) == 12 and len(rows) == 12
+    assert all(r["status"] == "ok" for r in rows)
+
+
+def test_fresh_moves_the_journal_aside(tmp_path, rt):  # noqa: F811
+    spec = tmp_path / "s.toml"
+    spec.write_text('[[group]]\ninstances = ["gen:circle:20"]\nalgorithms = ["nn"]\n')
+    out = tmp_path / "out"
+    run_suite(str(spec), DEVICE, str(out), figure=False)
+    first = (out / JOURNAL).read_text()
+    rows = run_suite(str(spec), DEVICE, str(out), figure=False, fresh=True)
+    assert len(rows) == 1 and (out / f"{JOURNAL}.1").read_text() == first
+    assert len(_journal_keys(out)) == 1
+
+
+def test_cluster_without_dask_says_how_to_get_it(monkeypatch):
+    from tspcl.cluster import open_runner
+
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(UsageError, match=r"pip install 'tspcl\[cluster\]'"):
+        with open_runner("local", None, 2, None):
+            pass
+
+
+@pytest.mark.slow
+def test_local_cluster_loses_a_worker_and_gives_the_serial_table(tmp_path, monkeypatch, rt):  # noqa: F811
+    """Two workers on one device; one is killed (SIGKILL) while it runs a task: Dask runs
+    the task again, and the table equals the serial run's, row by row (tour hashes and
+    lengths), without duplicates."""
+    pytest.importorskip("distributed")
+    from tspcl import cluster
+
+    spec = _spec(tmp_path)
+    serial = run_suite(spec, DEVICE, str(tmp_path / "serial"), figure=False)
+    killed = []
+    run = cluster.DaskRunner.run
+
+    def kill_one_worker(self, tasks, execute):
+        for entry in run(self, tasks, execute):
+            yield entry
+            if not killed:
+                busy = [w for w, keys in self.client.processing().items() if keys]
+                pids = self.client.run(os.getpid, workers=busy[:1])
+                for pid in pids.values():
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+
+    monkeypatch.setattr(cluster.DaskRunner, "run", kill_one_worker)
+    out = tmp_path / "cluster"
+    rows = run_suite(spec, DEVICE, str(out), figure=False, cluster="local", workers=2)
+    assert killed  # a worker was running a task when it was killed
+    keys = _journal_keys(out)
+    assert len(keys) == len(set(keys)) == 12
+    assert all(r["status"] == "ok" for r in rows)
+    assert _tours(rows) == _tours(serial)

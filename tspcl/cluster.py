@@ -1,0 +1,173 @@
+"""Where a campaign's tasks run: this process, a local Dask cluster, or a running one.
+
+:func:`open_runner` gives a runner for :func:`tspcl.campaign.run_tasks`:
+
+* neither ``cluster`` nor ``scheduler``: :class:`~tspcl.campaign.SerialRunner`, the
+  tasks one after another in this process on ``device``;
+* ``cluster="local"``: a Dask cluster on this machine, one worker process per OpenCL
+  device (the GPUs, else every device; ``device`` names one), each pinned to its device
+  by ``$TSPCL_DEVICE`` (``P:D``) set in its environment; ``workers=N`` starts N workers,
+  given the devices in turn (N workers on one device where one is named or found);
+* ``scheduler="tcp://HOST:PORT"``: a running Dask cluster.  Start one worker process
+  per device, one thread each, pinned by ``$TSPCL_DEVICE``, on each machine::
+
+      dask scheduler                                   # on one machine: tcp://HOST:8786
+      TSPCL_DEVICE=0:0 dask worker tcp://HOST:8786 --nworkers 1 --nthreads 1 &
+      TSPCL_DEVICE=0:1 dask worker tcp://HOST:8786 --nworkers 1 --nthreads 1 &
+
+  (``tspcl devices`` lists the P:D numbers; a worker without ``$TSPCL_DEVICE`` takes
+  the ``device`` given here, else auto).  Every worker needs this version of tspcl.
+
+Dask is imported only here, when a cluster is asked for.  Each task runs in a worker
+process that keeps its :class:`~tspcl.device.Runtime` (kernels built once per worker).
+Faults: a task whose worker dies (killed, out of memory, a driver reset) is run again on
+a live worker; after :data:`ALLOWED_FAILURES` such deaths it fails (``KilledWorker``,
+the local cluster's setting; a running cluster's scheduler has its own,
+``distributed.scheduler.allowed-failures``, 3 by default).  A task that raises is tried
+:data:`RETRIES` more time(s), then fails with the exception's first line.  Failed tasks
+become failed entries, never the end of the campaign.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+
+from .campaign import FAILED, OK, Entry, SerialRunner, failure_reason
+from .device import DEVICE_ENV
+from .errors import UsageError
+
+INSTALL_HINT = "pip install 'tspcl[cluster]'"
+ALLOWED_FAILURES = 2   # worker deaths a task survives on the local cluster (the 3rd fails it)
+RETRIES = 1            # further tries of a task that raised
+
+
+class DaskRunner:
+    """Submits every task to a Dask client and yields the entries as they finish; the
+    client comes from ``connect()`` when there is a first task to run."""
+
+    def __init__(self, connect: Callable[[], object], description: str, device: str | None):
+        self.connect = connect
+        self.client = None
+        self.description = description
+        self.device = device   # what tasks carry as their device (None: the worker's)
+
+    def run(self, tasks: Sequence, execute: Callable[[object], dict]) -> Iterator[Entry]:
+        from distributed import as_completed
+        from distributed.scheduler import KilledWorker
+
+        if not tasks:
+            return
+        if self.client is None:
+            self.client = self.connect()
+        futures = {}
+        for task in tasks:
+            key = "tspcl-" + hashlib.sha256(task.key.encode()).hexdigest()[:32]
+            futures[self.client.submit(execute, task, key=key, retries=RETRIES)] = task
+        try:
+            for future in as_completed(futures):
+                task = futures.pop(future)
+                if future.status == "finished":
+                    yield Entry(task.key, OK, future.result())
+                    continue
+                error = future.exception()
+                reason = (f"KilledWorker: its worker died {ALLOWED_FAILURES + 1} times"
+                          if isinstance(error, KilledWorker) else failure_reason(error))
+                yield Entry(task.key, FAILED, reason=reason)
+                future.release()
+        finally:
+            if futures:  # stopped early: nothing left may run
+                self.client.cancel(list(futures))
+
+
+def dask_modules():
+    """distributed's Client, Nanny, Scheduler and SpecCluster; UsageError without Dask."""
+    try:
+        from distributed import Client, Nanny, Scheduler, SpecCluster
+    except ImportError:
+        raise UsageError(f"--cluster and --scheduler need Dask: {INSTALL_HINT}") from None
+    return Client, Nanny, Scheduler, SpecCluster
+
+
+def local_devices(device: str | None) -> list[str]:
+    """The device specs of a local cluster's workers: ``[device]`` where one is named,
+    else every GPU's ``P:D``, else every device's."""
+    if device:
+        return [device]
+    from .device import _cl, is_gpu
+
+    cl = _cl()
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        platforms = []
+    found = []
+    for p, platform in enumerate(platforms):
+        try:
+            found += [(f"{p}:{d}", is_gpu(dev)) for d, dev in enumerate(platform.get_devices())]
+        except cl.Error:
+            continue
+    gpus = [spec for spec, gpu in found if gpu]
+    return gpus or [spec for spec, _ in found] or ["auto"]
+
+
+@contextmanager
+def open_runner(cluster: str | None, scheduler: str | None, workers: int | None,
+                device: str | None):
+    """The runner (see the module docstring).  A cluster is started, or reached, when
+    the first task is submitted, and closed on exit."""
+    if cluster is None and scheduler is None:
+        if workers is not None:
+            raise UsageError("--workers needs --cluster local")
+        from .campaign import process_runtime
+
+        yield SerialRunner(device, f"device {process_runtime(device).name}")
+        return
+    if cluster is not None and scheduler is not None:
+        raise UsageError("give --cluster local or --scheduler ADDRESS, not both")
+    if cluster is not None and cluster != "local":
+        raise UsageError(f"--cluster takes local (got {cluster!r}); for a running "
+                         "cluster give --scheduler tcp://HOST:PORT")
+    if workers is not None and (scheduler is not None or workers < 1):
+        raise UsageError("--workers takes a count from 1, with --cluster local")
+    client_type, nanny, scheduler_type, spec_cluster = dask_modules()
+    with ExitStack() as started:
+        if scheduler is not None:
+            def connect():
+                try:
+                    return started.enter_context(client_type(scheduler, timeout="30s"))
+                except (OSError, TimeoutError) as e:
+                    raise UsageError(f"--scheduler {scheduler}: cannot reach it ({e})") from None
+
+            yield DaskRunner(connect, f"the Dask cluster at {scheduler}", device)
+            return
+        devices = local_devices(device)
+        count = workers or len(devices)
+        quiet = logging.CRITICAL  # a task's failure is its row's reason, not a worker's log
+        specs = {f"tspcl-{i}": {"cls": nanny, "options": {
+            "nthreads": 1, "env": {DEVICE_ENV: devices[i % len(devices)]}, "memory_limit": 0,
+            "host": "127.0.0.1", "silence_logs": quiet}} for i in range(count)}
+
+        def connect():
+            local = started.enter_context(spec_cluster(
+                workers=specs, silence_logs=quiet, scheduler={
+                    "cls": scheduler_type, "options": {
+                        "host": "127.0.0.1", "dashboard_address": "127.0.0.1:0",
+                        "allowed_failures": ALLOWED_FAILURES}}))
+            return started.enter_context(client_type(local))
+
+        used = ", ".join(dict.fromkeys(devices[i % len(devices)] for i in range(count)))
+        yield DaskRunner(connect, f"a local Dask cluster of {count} worker"
+                                  f"{'s' if count > 1 else ''} (devices {used})", None)
+
+
+__all__ = [
+    "ALLOWED_FAILURES",
+    "INSTALL_HINT",
+    "RETRIES",
+    "DaskRunner",
+    "local_devices",
+    "open_runner",
+]
