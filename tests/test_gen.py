@@ -258,3 +258,21 @@ def test_cli_refuses_a_name_with_a_newline():
                         "--name", "two\nlines"], capture_output=True, text=True, timeout=60)
     assert r.returncode == EXIT_USAGE and r.stdout == ""
     assert r.stderr.count("\n") == 1 and "'two\\nlines'" in r.stderr
+
+
+# ---- batches ----------------------------------------------------------------------------
+def test_a_batch_is_the_instances_of_its_seeds():
+    from tspcl.gen import generate_many
+
+    batch = generate_many("uniform", 12, 3, seed=5)
+    assert [inst.name for inst in batch] == ["uniform12-5", "uniform12-6", "uniform12-7"]
+    for seed, inst in zip((5, 6, 7), batch):
+        assert np.array_equal(inst.coords, generate("uniform", 12, seed).coords)
+
+
+@pytest.mark.parametrize("count", [0, -1, 1.5, True, 10_000_001])
+def test_a_batch_needs_a_count(count):
+    from tspcl.gen import generate_many
+
+    with pytest.raises(UsageError, match="count"):
+        generate_many("uniform", 12, count)

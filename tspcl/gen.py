@@ -26,6 +26,11 @@ grid
     Hamiltonian cycle exists).  Every edge is at least 100 long, so the optimum is
     exactly ``100 n``.
 
+Batches: :func:`generate_many` makes ``count`` instances of one kind and size, seeds
+``seed`` .. ``seed + count - 1``, named ``KIND N-SEED`` (``uniform100-7``);
+:func:`write_many` writes them as one TSPLIB file each into a folder, or into one
+multi-instance file (:mod:`tspcl.tsplib`) when the target's name ends in ``.tsp``.
+
 All generators draw from ``np.random.Generator(np.random.Philox(key=seed))``.  For circle
 and grid the seed only shuffles the city numbering (so that the input order is not the
 optimal tour); :func:`optimal_tour` recovers an optimal order from the coordinates.
@@ -43,11 +48,12 @@ import numpy as np
 
 from .errors import UsageError
 from .instance import Instance
-from .tsplib import one_line
+from .tsplib import format_problem, format_problems, one_line
 
 GENERATORS = ("uniform", "clustered", "circle", "grid")
 MIN_N = 3
 MAX_N = 10_000_000
+MAX_COUNT = 10_000_000      # instances one batch holds at most
 SQUARE = 1_000_000          # uniform / clustered coordinates lie in [0, SQUARE)
 CIRCLE_RADIUS = 500_000     # nominal radius of the circle generator
 CIRCLE_MIN_SIDE = 10
@@ -129,6 +135,44 @@ def generate(kind: str, n: int, seed: int = 1, name: str | None = None) -> Insta
                    f"spacing={GRID_SPACING}; optimum {n * GRID_SPACING}")
     return Instance(name=name, kind="TSP", weight_type="EUC_2D", coords=coords,
                     comment=comment)
+
+
+def batch_name(kind: str, n: int, seed: int) -> str:
+    """The name of a batch's instance: ``KIND N-SEED``."""
+    return f"{kind}{n}-{seed}"
+
+
+def generate_many(kind: str, n: int, count: int, seed: int = 1) -> list[Instance]:
+    """``count`` instances of ``kind`` with ``n`` cities, seeds ``seed`` to
+    ``seed + count - 1``, each named :func:`batch_name`."""
+    n, seed = _check_args(kind, n, seed)
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
+        raise UsageError(f"the count must be an integer in 1..{MAX_COUNT:_}, not {count!r}")
+    if seed + count > 2**128:
+        raise UsageError(f"the seeds {seed}..{seed + count - 1} pass 2**128-1")
+    return [generate(kind, n, s, batch_name(kind, n, s)) for s in range(seed, seed + count)]
+
+
+def write_many(instances: list[Instance], output: str) -> list[str]:
+    """Write the instances into one multi-instance file when ``output`` ends in ``.tsp``,
+    else as ``NAME.tsp`` files into the folder ``output`` (made if missing); all files
+    or none (:func:`tspcl.output.write_outputs`).  Returns the paths written."""
+    from pathlib import Path
+
+    from .output import output_target, write_outputs
+
+    if output.endswith(".tsp"):
+        write_outputs([(output_target(output, "-o"), format_problems(instances))])
+        return [output]
+    folder = Path(output)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"-o {output}: cannot make the folder ({e.strerror or e})") from None
+    paths = [str(folder / f"{inst.name}.tsp") for inst in instances]
+    write_outputs([(output_target(path, "-o"), format_problem(inst))
+                   for path, inst in zip(paths, instances)])
+    return paths
 
 
 def known_optimum(inst: Instance) -> int | None:

@@ -10,6 +10,13 @@ Problems (``parse_problem`` / ``read_problem`` / ``format_problem``)
     ending with ``-1``).  An EXPLICIT problem whose ``NODE_COORD_SECTION`` is only there
     for drawing gets those coordinates as display data.
 
+Multi-instance files (``parse_problems`` / ``read_problems`` / ``format_problems``)
+    Problems one after the other, each ending with its ``EOF`` line (the last one's
+    may be missing), as ``tspcl gen --count N -o FILE.tsp`` writes them: a batch of
+    instances in one file.  Each problem is read as a file of its own would be, its
+    errors naming the multi-instance file and the line in it; blank lines between
+    problems are ignored.  A file of one problem is a multi-instance file of one.
+
 Tours (``parse_tour`` / ``read_tour`` / ``format_tour``)
     ``TYPE : TOUR`` (or no TYPE), optional ``DIMENSION``, ``TOUR_SECTION`` with any number
     of 1-based city numbers per line, ended by ``-1``, a keyword, ``EOF`` or the end of
@@ -102,7 +109,8 @@ from .instance import (COORD_DIMS, INT32_MAX, Instance, coordinate_problem,
                        fixed_edges_problem)
 
 __all__ = [
-    "Tour", "RunLog", "read_text", "parse_problem", "read_problem", "parse_tour",
+    "Tour", "RunLog", "read_text", "parse_problem", "read_problem", "parse_problems",
+    "read_problems", "format_problems", "parse_tour",
     "read_tour", "format_problem", "format_tour", "format_log", "parse_log", "read_log",
     "EXPLICIT_FORMATS", "one_line",
 ]
@@ -275,6 +283,38 @@ def _collected(chunks, source: str) -> bytearray:
 def read_problem(path: str) -> Instance:
     text, source = read_text(path)
     return parse_problem(text, source)
+
+
+def read_problems(path: str) -> list[Instance]:
+    """Every problem of a multi-instance file (see the module docstring)."""
+    text, source = read_text(path)
+    return parse_problems(text, source)
+
+
+# The EOF line that ends each problem of a multi-instance file.
+_EOF_LINE_RE = re.compile(r"^[ \t\f\v]*EOF[ \t\f\v]*(:[ \t\f\v]*)?$", re.M | re.I)
+
+
+def parse_problems(text: str, source: str = "<memory>") -> list[Instance]:
+    """The problems of a multi-instance text, in order; a DataError names ``source`` and
+    the line in the whole text."""
+    text = _plain_text(text, source)
+    problems, pos, line = [], 0, 1          # ``line`` is the line number at offset ``pos``
+    ends = [m.end() for m in _EOF_LINE_RE.finditer(text)]
+    if text[ends[-1] if ends else 0:].strip():
+        ends.append(len(text))              # the last problem without its EOF line
+    for end in ends:
+        try:
+            problems.append(parse_problem(text[pos:end], source))
+        except DataError as e:
+            if e.line is None:
+                raise
+            raise DataError(e.source, e.line + line - 1, e.what) from None
+        line += text.count("\n", pos, end)
+        pos = end
+    if not problems:
+        raise DataError(source, line, "empty input: expected TSPLIB problems")
+    return problems
 
 
 def read_tour(path: str) -> Tour:
@@ -903,6 +943,11 @@ def format_problem(inst: Instance) -> str:
         out.append("-1")
     out.append("EOF")
     return "\n".join(out) + "\n"
+
+
+def format_problems(instances) -> str:
+    """Problems one after the other (each ends with EOF): a multi-instance file."""
+    return "".join(format_problem(inst) for inst in instances)
 
 
 def format_tour(order, name: str, comment: str = "") -> str:
