@@ -564,17 +564,36 @@ def plot(
 @app.command()
 def bench(
     spec_file: str = typer.Argument(..., help="Suite spec (TOML): instances x algorithms x seeds."),
-    device: Optional[str] = typer.Option(None, "--device", "-d", help="As for solve."),
+    device: Optional[str] = typer.Option(
+        None, "--device", "-d", help="As for solve; with --cluster local, the one device all "
+                                     "workers use (default: one worker per GPU, else per device)."),
     out: Optional[str] = typer.Option(None, "--out", help="Folder for results.csv/.json/.md "
-                                      "(default bench-out/SPEC, SPEC without its suffix)."),
+                                      "and the journal results.jsonl (default bench-out/SPEC, "
+                                      "SPEC without its suffix)."),
     figure: Optional[bool] = typer.Option(
         None, "--figure/--no-figure", help="Also draw gap.png, the gap against time of each "
                                            "row group (default: when matplotlib is installed)."),
+    fresh: bool = typer.Option(False, "--fresh", help="Start over: move the journal aside "
+                               "(results.jsonl.N) instead of resuming from it."),
+    cluster: Optional[str] = typer.Option(
+        None, "--cluster", metavar="local", help="Run the runs on a local Dask cluster, one "
+                                                 "worker per OpenCL device (tspcl[cluster])."),
+    workers: Optional[int] = typer.Option(
+        None, "--workers", min=1, help="With --cluster local: this many workers, given the "
+                                       "devices in turn (N on one device where there is one)."),
+    scheduler: Optional[str] = typer.Option(
+        None, "--scheduler", metavar="tcp://HOST:PORT",
+        help="Run the runs on a running Dask cluster (workers: `TSPCL_DEVICE=P:D dask worker "
+             "ADDRESS --nworkers 1 --nthreads 1`, one per device)."),
 ):
-    """Run a benchmark suite and write CSV, JSON and a markdown table (suites: scripts/suites/)."""
+    """Run a benchmark suite and write CSV, JSON and a markdown table (suites: scripts/suites/).
+
+    Rows go to the journal results.jsonl as runs finish; rerunning the command resumes
+    (runs already there are skipped, failed ones run again)."""
     from .bench import run_suite
 
-    run_suite(spec_file, device, out, figure=figure)
+    run_suite(spec_file, device, out, figure=figure, fresh=fresh, cluster=cluster,
+              scheduler=scheduler, workers=workers)
 
 
 def main(argv: list[str] | None = None) -> None:
