@@ -1,0 +1,372 @@
+"""Batch solving (``tspcl solve-many``): every instance of many files, one algorithm and
+budget, a tour each and one summary; resumable, in this process or on a Dask cluster.
+
+Inputs (:func:`input_files`): problem files, folders (their ``*.tsp`` and ``*.tsp.gz``
+files, by name), ``@LIST`` files (one path a line, relative to the list's folder; blank
+lines and ``#`` comments ignored); any file may hold several problems (a multi-instance
+file, :mod:`tspcl.tsplib`).  Every instance is a campaign task (:mod:`tspcl.campaign`)
+keyed by its name, the sha256 of its problem text, the algorithm, parameters, seed,
+budget and tspcl's version; a file that cannot be read is one task, failed with the
+reason, and the others are solved.
+
+Outputs in ``--out-dir``: ``NAME.tour`` per instance (written atomically when it is
+solved), ``summary.csv`` and ``summary.json`` (a row per instance: name, n, algorithm,
+length, optimum and gap where known, wall seconds, status and reason; rewritten as rows
+come in) and ``summary.jsonl``, the journal.  A rerun skips the instances whose journal
+entry is ok and whose tour file exists.
+
+With ``--algo auto`` the instances that fit one work-group (:mod:`tspcl.solvers.batch`)
+are solved many per launch in this process, on its device (``-i``: kicks per instance,
+default 100n; ``-t``: seconds each wave of them searches at most, the instances of a
+wave searching at once; a row's wall is its share of its wave's); every other instance
+runs alone as ``tspcl solve --algo auto`` would (``-t`` its time limit), in this process
+or on the cluster's workers.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import hashlib
+import io
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .campaign import FAILED, OK, Entry, Journal, failure_reason, note, run_tasks, tour_hash
+from .errors import TspclError, UsageError
+from .version import version_string
+
+BATCH = "batch"          # the algorithm a batched row names
+SUMMARY_FIELDS = ("name", "n", "algorithm", "length", "optimum", "gap_percent", "wall_s",
+                  "status", "reason", "seed", "source", "tour_sha256")
+PROBLEM_SUFFIXES = (".tsp", ".tsp.gz")
+
+
+@dataclass(frozen=True)
+class ManyOptions:
+    """What every instance is solved with: ``algo`` (auto, or a solver's name) with its
+    ``params`` (KEY=VALUE pairs, given an algorithm), a time limit in seconds and an
+    iteration budget (``-i``) per instance, the seed and the device (None:
+    $TSPCL_DEVICE, else auto)."""
+
+    algo: str = "auto"
+    params: tuple = ()
+    time_limit: float | None = None
+    iterations: str | None = None
+    seed: int = 1
+    device: str | None = None
+
+    def text(self) -> str:
+        """The options as a key shows them."""
+        params = " ".join(self.params) or "-"
+        return (f"{self.algo} {params} | seed {self.seed} | time {self.time_limit} | "
+                f"iterations {self.iterations}")
+
+
+@dataclass(frozen=True)
+class InstanceTask:
+    """One instance to solve: problem ``index`` of file ``source`` (None: the file could
+    not be read, and solving it reports why), its name and size, where its tour goes."""
+
+    key: str
+    source: str
+    index: int | None
+    name: str
+    n: int | None
+    out_dir: str
+    options: ManyOptions
+
+    @property
+    def tour_path(self) -> Path:
+        return Path(self.out_dir) / f"{self.name}.tour"
+
+
+# ---- inputs ------------------------------------------------------------------------------
+def input_files(inputs: list[str]) -> list[str]:
+    """The problem files that FILES names (see the module docstring), in order, each once."""
+    files: list[str] = []
+    for item in inputs:
+        if item.startswith("@"):
+            listing = Path(item[1:])
+            try:
+                lines = listing.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError as e:
+                raise UsageError(f"{item}: cannot read the list ({e.strerror or e})") from None
+            files += input_files([str(listing.parent / line.strip()) for line in lines
+                                  if line.strip() and not line.strip().startswith("#")])
+        elif Path(item).is_dir():
+            files += sorted(str(p) for p in Path(item).iterdir()
+                            if p.is_file() and p.name.endswith(PROBLEM_SUFFIXES))
+        else:
+            files.append(item)
+    return list(dict.fromkeys(files))
+
+
+@functools.lru_cache(maxsize=4)
+def problems_of(path: str) -> tuple:
+    """The problems of a file (a multi-instance file's every one), read once per process."""
+    from .tsplib import read_problems
+
+    return tuple(read_problems(path))
+
+
+def problem_sha256(inst) -> str:
+    """The sha256 of the instance's problem text as tspcl writes it."""
+    from .tsplib import format_problem
+
+    return hashlib.sha256(format_problem(inst).encode()).hexdigest()
+
+
+def instance_tasks(files: list[str], out_dir: str, options: ManyOptions) -> list[InstanceTask]:
+    """A task per instance of every file (a file that cannot be read: one task that
+    fails); UsageError when two instances have one name (their tours would collide)."""
+    version = version_string()
+    tasks, where = [], {}
+    for path in files:
+        try:
+            problems = problems_of(path)
+        except TspclError as e:
+            name = Path(path).name
+            tasks.append(InstanceTask(f"{path} | unreadable: {e.message} | {options.text()} | "
+                                      f"{version}", path, None, name, None, out_dir, options))
+            continue
+        for index, inst in enumerate(problems):
+            if inst.name in where:
+                raise UsageError(f"two instances named {inst.name!r} ({where[inst.name]} and "
+                                 f"{path}): their tours would have one file name")
+            where[inst.name] = path
+            key = (f"{inst.name} | sha256:{problem_sha256(inst)[:16]} | {options.text()} | "
+                   f"{version}")
+            tasks.append(InstanceTask(key, path, index, inst.name, inst.n, out_dir, options))
+    return tasks
+
+
+# ---- solving one instance ------------------------------------------------------------------
+def execute_instance(task: InstanceTask) -> dict:
+    """Solve one instance alone (the campaign's execute, in a worker or in this process)
+    and write its tour; the record is ``{"row": summary row}``."""
+    from .auto import choose
+    from .campaign import process_runtime
+    from .run import solve, solver_params
+    from .solvers import get_solver
+    from .tsplib import format_tour
+
+    started = time.perf_counter()
+    problems = problems_of(task.source)       # a file that cannot be read fails here
+    inst, o = problems[task.index], task.options
+    rt = process_runtime(o.device)
+    time_limit, chosen, values = o.time_limit, None, {}
+    if o.algo == "auto":
+        choice = choose(inst, rt.limits.is_gpu, o.time_limit, o.iterations is not None)
+        spec, time_limit, chosen = get_solver(choice.algorithm), choice.time_limit, choice.reason
+        values = spec.typed(choice.values)
+    else:
+        spec = get_solver(o.algo)
+        values = spec.typed(param_pairs(o))
+    params, iterations = solver_params(spec, values, o.iterations)
+    deadline = None if time_limit is None else started + time_limit
+    res = solve(inst, spec, params, rt, seed=o.seed, deadline=deadline, iterations=iterations,
+                started=started, chosen=chosen)
+    write_tour(task, format_tour(res.order, inst.name,
+                                 f"length {res.length}; algorithm {spec.name}; seed {o.seed}; "
+                                 f"device {res.device}; tspcl solve-many"))
+    return {"row": row(task, spec.name, res.length, res.optimum, res.wall_s, res.order)}
+
+
+def write_tour(task: InstanceTask, text: str) -> None:
+    from .output import write_atomic
+
+    write_atomic(str(task.tour_path), text)
+
+
+def row(task: InstanceTask, algorithm: str, length: int, optimum: int | None, wall_s: float,
+        order) -> dict:
+    """A solved instance's summary row."""
+    from .optima import gap_percent
+
+    gap = gap_percent(length, optimum)
+    return {"name": task.name, "n": task.n, "algorithm": algorithm, "length": length,
+            "optimum": optimum, "gap_percent": None if gap is None else round(gap, 4),
+            "wall_s": round(wall_s, 6), "status": OK, "reason": "", "seed": task.options.seed,
+            "source": task.source, "tour_sha256": tour_hash(order)}
+
+
+def failed_row(task: InstanceTask, reason: str) -> dict:
+    """The row of an instance that failed: what it was, ``status`` failed, the reason."""
+    return {"name": task.name, "n": task.n, "algorithm": task.options.algo, "length": None,
+            "optimum": None, "gap_percent": None, "wall_s": None, "status": FAILED,
+            "reason": reason, "seed": task.options.seed, "source": task.source,
+            "tour_sha256": None}
+
+
+# ---- the batch path --------------------------------------------------------------------------
+class BatchRunner:
+    """A campaign runner (:func:`tspcl.campaign.run_tasks`) that solves its tasks together
+    with the batch kernels (:func:`tspcl.solvers.batch.solve_batch`), a wave at a time, on
+    this process's device (a wave that raises is failed entries, with the reason);
+    ``execute`` is unused: the batch is the execution."""
+
+    def __init__(self, rt, params, options: ManyOptions):
+        self.rt, self.params, self.options = rt, params, options
+
+    def run(self, tasks, execute):
+        from .optima import known_optimum
+        from .solvers.batch import most_cities, solve_batch, waves
+        from .tsplib import format_tour
+
+        instances = [problems_of(t.source)[t.index] for t in tasks]
+        for wave in waves(instances, most_cities(self.rt, self.params)):
+            began = time.perf_counter()
+            deadline = None if self.options.time_limit is None else began + self.options.time_limit
+            try:
+                tours = solve_batch(self.rt, [instances[i] for i in wave], self.params,
+                                    self.options.seed, deadline)
+            except Exception as e:  # noqa: BLE001 - a failed wave is rows, not the end
+                yield from (Entry(tasks[i].key, FAILED, reason=failure_reason(e)) for i in wave)
+                continue
+            share = (time.perf_counter() - began) / len(wave)
+            for i, tour in zip(wave, tours):
+                task, inst = tasks[i], instances[i]
+                write_tour(task, format_tour(tour.order, inst.name,
+                                             f"length {tour.length}; algorithm {BATCH}; seed "
+                                             f"{self.options.seed}; kicks {tour.kicks}; device "
+                                             f"{self.rt.name}; tspcl solve-many"))
+                yield Entry(task.key, OK, {"row": row(task, BATCH, tour.length,
+                                                      known_optimum(inst), share, tour.order)})
+
+
+def batch_params(options: ManyOptions):
+    """The batch kernels' parameters: the defaults, with ``-i`` as the kicks per instance."""
+    from .solvers.batch import BatchParams
+
+    return BatchParams() if options.iterations is None else BatchParams(kicks=options.iterations)
+
+
+# ---- the campaign ------------------------------------------------------------------------------
+def check_options(options: ManyOptions) -> None:
+    """UsageError for a bad algorithm or parameter, before any instance is read."""
+    from .solvers import get_solver
+
+    if options.algo == "auto":
+        if options.params:
+            raise UsageError("-p goes with an algorithm (--algo NAME); auto takes none")
+        batch_params(options)
+        return
+    from .run import solver_params
+
+    spec = get_solver(options.algo)
+    solver_params(spec, spec.typed(param_pairs(options)), options.iterations)
+
+
+def param_pairs(options: ManyOptions) -> dict[str, str]:
+    """The -p KEY=VALUE pairs as a dict; UsageError for a pair without '='."""
+    pairs = {}
+    for pair in options.params:
+        if "=" not in pair:
+            raise UsageError(f"-p takes KEY=VALUE (got {pair!r})")
+        key, value = pair.split("=", 1)
+        pairs[key] = value
+    return pairs
+
+
+def solve_many(inputs: list[str], out_dir: str, options: ManyOptions, cluster: str | None = None,
+               scheduler: str | None = None, workers: int | None = None,
+               fresh: bool = False) -> dict[str, Entry]:
+    """Solve every instance of ``inputs`` into ``out_dir`` (see the module docstring);
+    returns every task's entry by key."""
+    from .campaign import process_runtime
+    from .cluster import open_runner
+    from .solvers.batch import fits, most_cities
+
+    check_options(options)
+    files = input_files(inputs)
+    if not files:
+        raise UsageError("no problem files in " + " ".join(inputs))
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--out-dir {out_dir}: cannot make the folder ({e.strerror or e})") from None
+    tasks = instance_tasks(files, str(out), options)
+    journal = Journal(out / "summary.jsonl")
+    if fresh:
+        journal.set_aside()
+    known = journaled(journal, tasks)
+    batched, alone = [], tasks
+    if options.algo == "auto":
+        params, rt = batch_params(options), process_runtime(options.device)
+        most = most_cities(rt, params)
+        fit = {t.key for t in tasks if t.index is not None
+               and fits(problems_of(t.source)[t.index], most)}
+        batched = [t for t in tasks if t.key in fit]
+        alone = [t for t in tasks if t.key not in fit]
+        if batched:
+            note(f"tspcl: {len(batched)} instances of {len(tasks)} fit one work-group (up to "
+                 f"{most} cities): the batch kernel solves them many per launch on {rt.name}"
+                 + (f"; the other {len(alone)} run one by one" if alone else ""))
+
+    def write(entries: dict[str, Entry]) -> None:
+        write_summary(out, tasks, {**known, **entries})
+
+    def describe(task: InstanceTask, entry: Entry) -> str:
+        if not entry.ok:
+            return task.name
+        r = entry.record["row"]
+        gap = "" if r["gap_percent"] is None else f" gap {r['gap_percent']:.2f}%"
+        return f"{task.name} ({r['algorithm']}): length {r['length']}{gap}"
+
+    if batched:
+        known.update(run_tasks(batched, execute_instance, journal,
+                               BatchRunner(rt, params, options), write=write,
+                               describe=describe, label="instances (batched)"))
+    if alone:
+        with open_runner(cluster, scheduler, workers, options.device) as runner:
+            note(f"tspcl: solving on {runner.description}")
+            known.update(run_tasks(alone, execute_instance, journal, runner, write=write,
+                                   describe=describe, label="instances"))
+    return known
+
+
+def journaled(journal: Journal, tasks: list[InstanceTask]) -> dict[str, Entry]:
+    """The journal's entries of the tasks; a task whose ok entry's tour file is gone gets
+    a failed entry (journaled), so that the campaign solves it again."""
+    old, known = journal.read(), {}
+    for task in tasks:
+        entry = old.get(task.key)
+        if entry is not None and entry.ok and not task.tour_path.is_file():
+            entry = Entry(task.key, FAILED, reason=f"{task.tour_path} is missing")
+            journal.append(entry)
+        if entry is not None:
+            known[task.key] = entry
+    journal.close()
+    return known
+
+
+def summary_rows(tasks: list[InstanceTask], entries: dict[str, Entry]) -> list[dict]:
+    """A row per task with an entry, in the tasks' order."""
+    rows = []
+    for task in tasks:
+        entry = entries.get(task.key)
+        if entry is not None:
+            rows.append(entry.record["row"] if entry.ok else failed_row(task, entry.reason))
+    return rows
+
+
+def write_summary(out: Path, tasks: list[InstanceTask], entries: dict[str, Entry]) -> None:
+    """summary.csv and summary.json in ``out``, atomically."""
+    from .output import output_target, write_outputs
+
+    rows = summary_rows(tasks, entries)
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=SUMMARY_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_outputs([(output_target(str(out / "summary.csv"), "--out-dir"), text.getvalue()),
+                   (output_target(str(out / "summary.json"), "--out-dir"),
+                    json.dumps(rows, indent=1) + "\n")])
+
+
+__all__ = ["BATCH", "BatchRunner", "InstanceTask", "ManyOptions", "execute_instance",
+           "input_files", "instance_tasks", "solve_many"]
