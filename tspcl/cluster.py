@@ -82,6 +82,17 @@ class DaskRunner:
                 self.client.cancel(list(futures))
 
 
+def dask_setup(worker) -> None:
+    """Run by each local worker process as it starts (Dask's ``preload``): Ctrl-C on the
+    terminal, which signals every process of the foreground group, leaves the workers
+    alone; the campaign's process stops and closes the cluster."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def dask_modules():
     """distributed's Client, Nanny, Scheduler and SpecCluster; UsageError without Dask."""
     try:
@@ -148,7 +159,8 @@ def open_runner(cluster: str | None, scheduler: str | None, workers: int | None,
         quiet = logging.CRITICAL  # a task's failure is its row's reason, not a worker's log
         specs = {f"tspcl-{i}": {"cls": nanny, "options": {
             "nthreads": 1, "env": {DEVICE_ENV: devices[i % len(devices)]}, "memory_limit": 0,
-            "host": "127.0.0.1", "silence_logs": quiet}} for i in range(count)}
+            "host": "127.0.0.1", "silence_logs": quiet, "preload": [__name__]}}
+            for i in range(count)}
 
         def connect():
             local = started.enter_context(spec_cluster(
