@@ -202,7 +202,11 @@ def run_tasks(tasks: Sequence, execute: Callable[[object], dict], journal: Journ
     comes and return every task's entry by key (see the module docstring)."""
     tasks = unique_tasks(tasks)
     wanted = {t.key for t in tasks}
-    entries = {k: e for k, e in journal.read().items() if k in wanted}
+    journaled = journal.read()
+    entries = {k: e for k, e in journaled.items() if k in wanted}
+    if len(journaled) > len(entries):
+        note(f"{journal.path}: {len(journaled) - len(entries)} entries of other tasks (another "
+             "version of tspcl, or another spec) left as they are")
     pending = [t for t in tasks if not (t.key in entries and entries[t.key].ok)]
     done = len(tasks) - len(pending)
     if entries:
