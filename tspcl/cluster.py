@@ -141,8 +141,10 @@ def open_runner(cluster: str | None, scheduler: str | None, workers: int | None,
     if cluster is not None and cluster != "local":
         raise UsageError(f"--cluster takes local (got {cluster!r}); for a running "
                          "cluster give --scheduler tcp://HOST:PORT")
-    if workers is not None and (scheduler is not None or workers < 1):
-        raise UsageError("--workers takes a count from 1, with --cluster local")
+    if workers is not None and scheduler is not None:
+        raise UsageError("--workers is for --cluster local (a running cluster has its own)")
+    if workers is not None and workers < 1:
+        raise UsageError(f"--workers takes a count from 1 (got {workers})")
     client_type, nanny, scheduler_type, spec_cluster = dask_modules()
     with ExitStack() as started:
         if scheduler is not None:
