@@ -1,4 +1,5 @@
-"""The tspcl command line (Typer): solve, verify, info, algorithms, devices, gen, plot, bench.
+"""The tspcl command line (Typer): solve, solve-many, verify, info, algorithms, devices, gen, plot,
+bench.
 
 stdout carries data only (a tour, a JSON summary, a problem); diagnostics and progress
 go to stderr.  Errors are one line, ``tspcl: FILE:LINE: what``, with the exit statuses
@@ -372,6 +373,63 @@ def solve(
         raise typer.Exit(status)
 
 
+@app.command("solve-many")
+def solve_many(
+    files: List[str] = typer.Argument(
+        ..., help="Problem files, folders (their *.tsp and *.tsp.gz) and @LIST files (a path a "
+                  "line); a file may hold many problems (tspcl gen --count N -o FILE.tsp)."),
+    out_dir: str = typer.Option(..., "--out-dir", help="Folder for NAME.tour per instance, "
+                                "summary.csv/.json and the journal summary.jsonl."),
+    algo: str = typer.Option("auto", "--algo", "-a",
+                             help="Algorithm for every instance (as solve).  auto: instances of 8 "
+                                  "to 1024 cities with 2-D coordinates are solved many per "
+                                  "launch by the batch kernel (a work-group each), the others "
+                                  "as solve --algo auto."),
+    param: List[str] = typer.Option([], "--param", "-p", metavar="KEY=VALUE",
+                                    help="Parameter of --algo, repeatable (not with auto)."),
+    seed: int = typer.Option(1, "--seed", "-s", min=0, max=2**64 - 1,
+                             help="Random seed of every instance."),
+    time_limit: Optional[float] = typer.Option(
+        None, "--time-limit", "-t", min=0.0, callback=_finite_seconds,
+        help="Seconds per instance; batched instances search at once, each wave of them at "
+             "most this long."),
+    iterations: Optional[str] = typer.Option(
+        None, "--iterations", "-i", help="Iteration budget per instance, as solve's (batched "
+                                         "instances: kicks, a count or a multiple of n; "
+                                         "default 100n)."),
+    device: Optional[str] = typer.Option(None, "--device", "-d", help="As for solve."),
+    fresh: bool = typer.Option(False, "--fresh", help="Start over: move the journal aside "
+                               "(summary.jsonl.N) instead of resuming from it."),
+    cluster: Optional[str] = typer.Option(
+        None, "--cluster", metavar="local", help="Solve the instances that run alone on a local "
+                                                 "Dask cluster, one worker per OpenCL device "
+                                                 "(tspcl[cluster])."),
+    workers: Optional[int] = typer.Option(
+        None, "--workers", min=1, help="With --cluster local: this many workers."),
+    scheduler: Optional[str] = typer.Option(
+        None, "--scheduler", metavar="tcp://HOST:PORT",
+        help="Solve the instances that run alone on a running Dask cluster (the files must be "
+             "readable there, at the same paths)."),
+):
+    """Solve every instance of FILES with one algorithm and budget: a TOUR file each and a
+    summary table.  Rerunning the command resumes (solved instances are skipped, failed
+    ones run again).
+
+    Example: tspcl gen uniform -n 100 --count 1000 -o u100.tsp; tspcl solve-many u100.tsp --out-dir tours
+    """
+    from .many import ManyOptions, solve_many as run_many
+
+    entries = run_many(files, out_dir, ManyOptions(algo, tuple(param), time_limit, iterations,
+                                                   seed, device),
+                       cluster=cluster, scheduler=scheduler, workers=workers, fresh=fresh)
+    failed = sum(not e.ok for e in entries.values())
+    _say(f"tspcl: {len(entries) - failed} of {len(entries)} instances solved"
+         + (f", {failed} failed (summary.csv says why)" if failed else "")
+         + f"; tours and summary in {out_dir}")
+    if failed:
+        raise typer.Exit(errors.EXIT_DATA)
+
+
 @app.command()
 def verify(
     problem: str = typer.Argument(..., help="TSPLIB problem file, or '-' for stdin."),
@@ -490,21 +548,33 @@ def devices():
 def gen(
     kind: str = typer.Argument(..., help="uniform, clustered, circle (known optimum) or grid (known optimum)."),
     n: int = typer.Option(..., "-n", help="Number of cities."),
-    seed: int = typer.Option(1, "--seed", "-s", min=0, help="Seed of the random layouts."),
+    seed: int = typer.Option(1, "--seed", "-s", min=0, help="Seed of the random layouts (with --count: the first)."),
     name: Optional[str] = typer.Option(None, "--name", help="NAME in the file (default KIND+N)."),
+    count: Optional[int] = typer.Option(
+        None, "--count", min=1, help="Make COUNT instances, seeds SEED to SEED+COUNT-1, named "
+                                     "KIND+N-SEED: one file each into the folder -o, or one "
+                                     "multi-instance file when -o ends in .tsp (or stdout)."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write here instead of stdout ('-': stdout)."),
 ):
-    """Generate an instance as a TSPLIB file (circle and grid state their optimum in COMMENT)."""
-    from .gen import GENERATORS, generate
+    """Generate an instance as a TSPLIB file (circle and grid state their optimum in COMMENT),
+    or with --count a batch of them."""
+    from .gen import GENERATORS, generate, generate_many, write_many
     from .output import check_stdout, output_target, write_outputs
-    from .tsplib import format_problem
+    from .tsplib import format_problem, format_problems
 
     if kind not in GENERATORS:
         raise UsageError(f"unknown generator {kind!r}; choose one of {', '.join(GENERATORS)}")
+    if count is not None and name is not None:
+        raise UsageError("--name names one instance; with --count the names are KIND+N-SEED")
+    if count is not None and output not in (None, "-"):
+        write_many(generate_many(kind, n, count, seed), output)
+        return
     target = STDOUT_TARGET if output is None else output_target(output, "-o")
     if target.kind == STDOUT:
         check_stdout()
-    write_outputs([(target, format_problem(generate(kind, n, seed=seed, name=name)))])
+    text = (format_problem(generate(kind, n, seed=seed, name=name)) if count is None
+            else format_problems(generate_many(kind, n, count, seed)))
+    write_outputs([(target, text)])
 
 
 @app.command()
