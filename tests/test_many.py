@@ -104,7 +104,7 @@ def test_batch_tours_follow_the_seed_and_budget(rt):
     b = solve_batch(rt, insts, p, seed=3)
     assert all(np.array_equal(x.order, y.order) for x, y in zip(a, b))
     assert [t.kicks for t in a] == [80, 80, 80]
-    cut = solve_batch(rt, insts, p, seed=3, deadline=0.0)    # the first launch only
+    cut = solve_batch(rt, insts, p, seed=3, time_limit=0.0)    # the first launch only
     assert [t.kicks for t in cut] == [16, 16, 16]
 
 

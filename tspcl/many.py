@@ -219,10 +219,9 @@ class BatchRunner:
         instances = [problems_of(t.source)[t.index] for t in tasks]
         for wave in waves(instances, most_cities(self.rt, self.params)):
             began = time.perf_counter()
-            deadline = None if self.options.time_limit is None else began + self.options.time_limit
             try:
                 tours = solve_batch(self.rt, [instances[i] for i in wave], self.params,
-                                    self.options.seed, deadline)
+                                    self.options.seed, self.options.time_limit)
             except Exception as e:  # noqa: BLE001 - a failed wave is rows, not the end
                 yield from (Entry(tasks[i].key, FAILED, reason=failure_reason(e)) for i in wave)
                 continue

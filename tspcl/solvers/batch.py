@@ -112,10 +112,11 @@ def waves(instances: list[Instance], most: int) -> list[list[int]]:
 
 
 def solve_batch(rt: Runtime, instances: list[Instance], p: BatchParams, seed: int = 1,
-                deadline: float | None = None) -> list[BatchTour]:
+                time_limit: float | None = None) -> list[BatchTour]:
     """Solve every instance (each must fit: :func:`fits`), wave after wave; a wave stops
-    at ``deadline`` (time.perf_counter) too.  Same seed, same device: same tours, and an
-    instance's tour does not depend on the others in the batch."""
+    after ``time_limit`` seconds too (checked between launches, counted once the wave's
+    program is built).  Same seed, same device: same tours, and an instance's tour does
+    not depend on the others in the batch."""
     most = most_cities(rt, p)
     for inst in instances:
         if not fits(inst, most):
@@ -124,14 +125,14 @@ def solve_batch(rt: Runtime, instances: list[Instance], p: BatchParams, seed: in
                              "coordinates, not GEO)")
     out: list = [None] * len(instances)
     for wave in waves(instances, most):
-        for i, tour in zip(wave, _solve_wave(rt, [instances[i] for i in wave], p, seed, deadline,
-                                             most)):
+        tours = _solve_wave(rt, [instances[i] for i in wave], p, seed, time_limit, most)
+        for i, tour in zip(wave, tours):
             out[i] = tour
     return out
 
 
 def _solve_wave(rt: Runtime, wave: list[Instance], p: BatchParams, seed: int,
-                deadline: float | None, most: int) -> list[BatchTour]:
+                time_limit: float | None, most: int) -> list[BatchTour]:
     """One wave: instances of one metric and size class, all resident on the device."""
     q = rt.queue
     group = min(p.group, rt.limits.max_work_group)
@@ -142,6 +143,7 @@ def _solve_wave(rt: Runtime, wave: list[Instance], p: BatchParams, seed: int,
     search = rt.kernel("batch", "batch_search", defines)
     if rt.work_group_size(search, group) < group:
         raise UsageError(f"group {group}: this device runs batch_search with fewer work-items")
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
     sizes = np.array([inst.n for inst in wave], np.int64)
     first = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
     coords = np.concatenate([inst.device_coords.reshape(-1, 2) for inst in wave])
