@@ -121,10 +121,11 @@ def problem_sha256(inst) -> str:
 
 def instance_tasks(files: list[str], out_dir: str, options: ManyOptions) -> list[InstanceTask]:
     """A task per instance of every file (a file that cannot be read: one task that
-    fails); UsageError when two instances have one name (their tours would collide)."""
+    fails), naming the file by its absolute path; UsageError when two instances have one
+    name (their tours would collide)."""
     version = version_string()
     tasks, where = [], {}
-    for path in files:
+    for path in (str(Path(f).absolute()) for f in files):   # workers may run elsewhere
         try:
             problems = problems_of(path)
         except TspclError as e:
@@ -283,7 +284,7 @@ def solve_many(inputs: list[str], out_dir: str, options: ManyOptions, cluster: s
     files = input_files(inputs)
     if not files:
         raise UsageError("no problem files in " + " ".join(inputs))
-    out = Path(out_dir)
+    out = Path(out_dir).absolute()
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
