@@ -20,7 +20,8 @@ are solved many per launch in this process, on its device (``-i``: kicks per ins
 default 100n; ``-t``: seconds each wave of them searches at most, the instances of a
 wave searching at once; a row's wall is its share of its wave's); every other instance
 runs alone as ``tspcl solve --algo auto`` would (``-t`` its time limit), in this process
-or on the cluster's workers.
+or on the cluster's workers.  With ``--scheduler`` every instance runs alone on the
+cluster's workers (this machine may have no device).
 """
 
 from __future__ import annotations
@@ -295,7 +296,7 @@ def solve_many(inputs: list[str], out_dir: str, options: ManyOptions, cluster: s
         journal.set_aside()
     known = journaled(journal, tasks)
     batched, alone = [], tasks
-    if options.algo == "auto":
+    if options.algo == "auto" and scheduler is None:
         params, rt = batch_params(options), process_runtime(options.device)
         most = most_cities(rt, params)
         fit = {t.key for t in tasks if t.index is not None
