@@ -251,12 +251,17 @@ inline int better(const long d1, const ulong i1, const long d2, const ulong i2)
 
 /* ---- kernels ---------------------------------------------------------------------- */
 
-/* Evaluate moves id = global id, + global size, ... < count; each work-group writes
- * its admissible move of least (delta, id) (NO_MOVE when it has none). */
+/* Evaluate moves id = first + global id, + global size, ... < end; each work-group
+ * writes its admissible move of least (delta, id) (NO_MOVE when it has none), or with
+ * `merge` keeps the lesser of it and the one already written.  The host enqueues an
+ * iteration's ids in one launch (first 0, end the neighbourhood's size) or in slices
+ * whose `first` is a multiple of the global size, merged after the first: every
+ * work-item then sees the ids it sees in one launch, and every group's move is the same. */
 __kernel void nb_eval(DIST_PARAMS, __global const int *restrict tour,
                       __global const int *restrict pos, __global const int *restrict cand,
                       __global const int *restrict tabu_until, __global const long *restrict state,
-                      const ulong count, __global long *restrict group_delta,
+                      const ulong first, const ulong end, const int merge,
+                      __global long *restrict group_delta,
                       __global ulong *restrict group_id, __local long *l_delta, __local ulong *l_id)
 {
     if (state[S_DONE])
@@ -265,7 +270,7 @@ __kernel void nb_eval(DIST_PARAMS, __global const int *restrict tour,
     const int climb = state[S_TENURE] < 0;
     long bd = NO_MOVE;
     ulong bi = ULONG_MAX;
-    for (ulong id = get_global_id(0); id < count; id += get_global_size(0)) {
+    for (ulong id = first + get_global_id(0); id < end; id += get_global_size(0)) {
         move_t mv;
         if (!decode_move(id, tour, pos, cand, n, &mv))
             continue;
@@ -279,8 +284,13 @@ __kernel void nb_eval(DIST_PARAMS, __global const int *restrict tour,
     }
     group_least_long_ulong(l_delta, l_id, &bd, &bi);
     if (get_local_id(0) == 0) {
-        group_delta[get_group_id(0)] = bd;
-        group_id[get_group_id(0)] = bi;
+        const size_t g = get_group_id(0);
+        if (merge && better(group_delta[g], group_id[g], bd, bi)) {
+            bd = group_delta[g];
+            bi = group_id[g];
+        }
+        group_delta[g] = bd;
+        group_id[g] = bi;
     }
 }
 

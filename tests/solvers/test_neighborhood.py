@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from kernel_fixtures import check_kernels, rt  # noqa: F401 - fixture
+from test_device_loop import enqueue_in_slices, run_on_a_counting_clock
 from tspcl.device_instance import DeviceInstance
 from tspcl.errors import UsageError
 from tspcl.gen import generate
@@ -367,3 +368,34 @@ def test_2opt_neighbourhood_refuses_asymmetric_instances(rt):  # noqa: F811
 def test_bad_parameters_are_usage_errors(bad, match):
     with pytest.raises(UsageError, match=match):
         REGISTRY["tabu"].params_from(bad)
+
+
+@pytest.mark.parametrize("nb", ["swap", "2opt", "3exchange"])
+def test_iterations_in_slices_of_move_ids_take_the_moves_of_whole_launches(rt, nb):  # noqa: F811
+    """The device loop may evaluate an iteration's moves a few global sizes of ids at a
+    time under a time limit (nb_eval merges each slice into the groups' moves): tabu
+    search takes the same moves, so the tours and states are those of whole launches."""
+    inst = generate("uniform", 30, seed=8)
+    start = np.random.default_rng(3).permutation(inst.n)
+    config = LaunchConfig(64, 32)
+    runs = []
+    for size in (10**9, 3):
+        ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=1)
+        search = nbs.DeviceNeighborhoodSearch(ctx, nbs.TabuParams(neighborhood=nb), 5)
+        search.load(start, inst.tour_length(start), budget=6)
+        assert -(-search.count // config.threads) > 3   # more than one slice
+        for _ in range(6):
+            ctx.timed(enqueue_in_slices(search.launches(config), size))
+        runs.append((ctx.read_tour(search.tour), ctx.read_tour(search.best_tour), search.read_state()))
+    for whole, sliced in zip(*runs):
+        assert np.array_equal(whole, sliced)
+
+
+def test_a_deadline_inside_the_first_iteration_leaves_the_start_tour(rt):  # noqa: F811
+    """An iteration of the full 3-exchange neighbourhood goes in slices of move ids; the
+    deadline comes between two and the run ends with its start (the NN tour)."""
+    inst = generate("uniform", 60, seed=8)
+    spec = REGISTRY["tabu"]
+    ctx = run_on_a_counting_clock(rt, spec, inst, nbs.TabuParams(neighborhood="3exchange"), at=4.5)
+    nn = solve(inst, REGISTRY["nn"], REGISTRY["nn"].params_type(), rt)
+    assert ctx.iterations == 0 and ctx.best_length == nn.length

@@ -35,7 +35,7 @@ from ..thread_control import LaunchConfig, ThreadControl, axes, group_axis, wave
 from .base import MAX_BATCH, MAX_CANDIDATES, SolveContext, SolverSpec, check_count, shared_plan
 from .construct import (NearestNeighborParams, NoParams, candidate_length, nn_plan, random_plan, run_nn,
                         run_random)
-from .device_loop import LONG_MAX, LoopStatus, run_device_loop, word_defines
+from .device_loop import LONG_MAX, Launch, LoopStatus, run_device_loop, word_defines
 
 NEIGHBORHOODS = {"swap": 0, "2opt": 1, "3exchange": 2}  # neighborhood.cl NB_*
 STARTS = {"nn": lambda ctx: run_nn(ctx, NearestNeighborParams()),
@@ -182,21 +182,42 @@ class DeviceNeighborhoodSearch:
         """Enqueue `iterations` iterations; returns (eval, apply) event pairs.  A launch
         the device refuses raises before anything of the batch is enqueued (the first
         launch of the batch is the one with the new geometry)."""
-        cl, q, lm = self.rt.cl, self.rt.queue, self.rt.cl.LocalMemory
-        groups = config.threads // config.group
-        self.eval_k.set_args(*self.ctx.dinst.dist_args, self.tour, self.pos, self.cand,
-                             self.tabu_until, self.state, self.count, self.group_delta,
-                             self.group_id, lm(8 * config.group), lm(8 * config.group))
-        self.apply_k.set_args(*self.ctx.dinst.dist_args, self.tour, self.pos, self.best_tour,
-                              self.cand, self.tabu_until, self.state, self.group_delta,
-                              self.group_id, groups, lm(8 * self.apply_wg),
-                              lm(8 * self.apply_wg))
+        cl, q = self.rt.cl, self.rt.queue
+        self._set_args(config, 0, self.count, False)
         events = []
         for _ in range(iterations):
             e = cl.enqueue_nd_range_kernel(q, self.eval_k, (config.threads,), (config.group,))
             a = cl.enqueue_nd_range_kernel(q, self.apply_k, (self.apply_wg,), (self.apply_wg,))
             events.append((e, a))
         return events
+
+    def launches(self, config: LaunchConfig) -> list:
+        """One iteration as launches (device_loop.Launch): the evaluation, a unit a
+        `config.threads` move ids (nb_eval: the same moves found in any slices of them),
+        and the move's application."""
+        cl, q = self.rt.cl, self.rt.queue
+        ids = config.threads
+
+        def evaluate(first: int, count: int) -> list:
+            self._set_args(config, first * ids, min(self.count, (first + count) * ids), first > 0)
+            return [cl.enqueue_nd_range_kernel(q, self.eval_k, (config.threads,), (config.group,))]
+
+        return [Launch(-(-self.count // ids), evaluate),
+                Launch.whole(lambda: [cl.enqueue_nd_range_kernel(q, self.apply_k, (self.apply_wg,),
+                                                                 (self.apply_wg,))])]
+
+    def _set_args(self, config: LaunchConfig, first: int, end: int, merge: bool) -> None:
+        """The launches' arguments: nb_eval over move ids first to end - 1 (`merge`: kept
+        with the groups' moves of the ids before), nb_apply over config's groups."""
+        lm = self.rt.cl.LocalMemory
+        groups = config.threads // config.group
+        self.eval_k.set_args(*self.ctx.dinst.dist_args, self.tour, self.pos, self.cand,
+                             self.tabu_until, self.state, first, end, int(merge), self.group_delta,
+                             self.group_id, lm(8 * config.group), lm(8 * config.group))
+        self.apply_k.set_args(*self.ctx.dinst.dist_args, self.tour, self.pos, self.best_tour,
+                              self.cand, self.tabu_until, self.state, self.group_delta,
+                              self.group_id, groups, lm(8 * self.apply_wg),
+                              lm(8 * self.apply_wg))
 
     def read_state(self) -> np.ndarray:
         self.rt.cl.enqueue_copy(self.rt.queue, self.state_host, self.state)
@@ -217,7 +238,7 @@ def max_groups(threads: int) -> int:
 
 
 class NeighborhoodRun:
-    """The device loop's run (device_loop.DeviceRun) of one search: batches of `batch`
+    """The device loop's run (device_loop.SplitRun) of one search: batches of `batch`
     iterations up to the budget once thread control has chosen; while it tunes, a batch
     is the current configuration's probe iteration, then, if the probe was not slow, its
     other trials.  A launch the device refuses goes to thread control, and the batch is
@@ -244,6 +265,12 @@ class NeighborhoodRun:
                 self.probe = None
         self.trial = self.control.tuning
         return [e for pair in self.pairs for e in pair]
+
+    def next_step(self) -> list:
+        """The next iteration, in the current configuration, as launches; it is no
+        trial of thread control (its timing holds the loop's waits)."""
+        self.trial, self.pairs = False, []
+        return self.search.launches(self.control.current)
 
     def read_status(self) -> LoopStatus:
         state = self.search.read_state()
