@@ -111,8 +111,8 @@ def test_failed_runs_are_rows_with_the_reason(tmp_path, monkeypatch, rt):  # noq
 
 
 def test_interrupted_campaign_resumes(tmp_path, monkeypatch, capsys, rt):  # noqa: F811
-    """A signal after k rows keeps them (journal and tables); the rerun runs the rest
-    only, and the table is complete without duplicates."""
+    """A signal after k rows keeps them in the journal; the rerun runs the rest only,
+    and the table is complete without duplicates."""
     spec, out = _spec(tmp_path), tmp_path / "out"
     execute, ran, stop_after = campaign.execute_run, [], [4]
 
@@ -126,7 +126,6 @@ def test_interrupted_campaign_resumes(tmp_path, monkeypatch, capsys, rt):  # noq
     with pytest.raises(interrupts.Stopped):
         run_suite(spec, DEVICE, str(out), figure=False)
     assert _journal_keys(out) == ran
-    assert len(json.loads((out / "results.json").read_text())["rows"]) == 4
     first = list(ran)
     capsys.readouterr()
     ran.clear()

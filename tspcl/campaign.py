@@ -25,7 +25,8 @@ a campaign::
   stderr); ``failed`` ones run again;
 * ``write(entries)`` (the key's entries, the journal's and the new ones) rewrites the
   campaign's outputs: at most every :data:`REWRITE_S` seconds while entries come in and
-  once at the end, also when a signal or an error stops the campaign;
+  once at the end (a signal or an error that stops the campaign leaves them as they
+  were: the journal holds every entry so far, and the rerun resumes);
 * progress on stderr: a bar (done/total, failures, time left) on a terminal, else one
   line per task from ``describe(task, entry)`` (default: the key).
 
@@ -228,14 +229,14 @@ def run_tasks(tasks: Sequence, execute: Callable[[object], dict], journal: Journ
                     last_write = time.monotonic()
     finally:
         journal.close()
-        if write is not None:
-            write(entries)
+    if write is not None:
+        write(entries)
     return entries
 
 
 class CampaignProgress:
     """Done/total, failures and the time left: a rich bar when stderr is a terminal,
-    else a line per task."""
+    else a line per task, ``[DONE] line`` (DONE counting the tasks skipped on resuming)."""
 
     def __init__(self, total: int, done: int, label: str, enabled: bool | None = None):
         self.total, self.done, self.failed, self.label = total, done, 0, label
@@ -273,7 +274,7 @@ class CampaignProgress:
                                   failed=f"{self.failed} failed" if self.failed else "")
             return
         status = line if entry.ok else f"{line}: FAILED, {entry.reason}"
-        note(f"[{self.done}/{self.total}] {status}")
+        note(f"[{self.done}] {status}")
 
 
 # ---- the runs of a benchmark suite ---------------------------------------------------------
