@@ -13,7 +13,8 @@ import pytest
 from kernel_fixtures import rt  # noqa: F401 - fixture
 from tspcl.device_instance import DeviceInstance
 from tspcl.gen import generate
-from tspcl.solvers import SolveContext, acs, ga, localsearch, mmas, neighborhood
+from tspcl.run import solve
+from tspcl.solvers import REGISTRY, SolveContext, acs, ga, localsearch, mmas, neighborhood
 from tspcl.solvers.best import BEST_DEFINES, BestOfBatch, BestWord
 from tspcl.solvers.device_loop import LONG_MAX, Launch, LoopStatus, run_device_loop
 from tspcl.stop import AnyOf, Deadline
@@ -192,3 +193,15 @@ def test_the_best_of_a_batch_lands_in_the_words_the_host_reads(rt):  # noqa: F81
     ctx.timed(best.enqueue(rt.to_device(lengths + 1), rt.to_device(tours), 8))
     assert best.read()[BestWord.BEST_ITER] == 7 and best.read()[BestWord.ITER_BEST] == 51
     assert LONG_MAX not in best.read()
+
+
+@pytest.mark.parametrize("name, start", [("mmas", "nn"), ("acs", "nn"), ("ils", "nn"), ("tabu", "nn"),
+                                         ("pils", "greedy")])
+def test_a_limit_spent_by_the_start_construction_leaves_its_tour(rt, name, start):  # noqa: F811
+    """Past the limit once the start tour is built, a solver builds nothing more (no
+    colony, candidate lists or search) and the start tour is the result."""
+    inst = generate("uniform", 40, seed=3)
+    spec = REGISTRY[name]
+    ctx = run_on_a_counting_clock(rt, spec, inst, spec.params_type(), at=0.5)
+    first = solve(inst, REGISTRY[start], REGISTRY[start].params_type(), rt)
+    assert ctx.iterations == 0 and ctx.best_length == first.length

@@ -302,6 +302,8 @@ def run_acs(ctx: SolveContext, p: AcsParams) -> None:
     run_nn(ctx, NearestNeighborParams())
     if inst.n < 4 or p.iterations == 0 or ctx.best_length == 0:
         return  # a tour of length 0 (every city at one point) is optimal, and tau0 1 / 0
+    if ctx.stop(0):
+        return  # the time limit is spent: the colony (its trails) is not built
     colony = AcsColony(ctx, p)
     ctx.timed(colony.start(ctx.best_length))
     run_device_loop(ctx, StepRun(ctx, colony.best, p.iterations, p.batch, colony.launches))

@@ -189,6 +189,8 @@ def run_local_search(ctx: SolveContext, p: LocalSearchParams) -> None:
     run_nn(ctx, NearestNeighborParams())
     if n < 8:
         return  # too small for the moves' assumptions; NN is already the result
+    if ctx.stop(0):
+        return  # the time limit is spent: no candidate lists or search are built
     cand = ctx.candidates(CandidateParams(p.candidate_kind if inst.has_coords else "knn", p.candidates))
     search = DeviceSearch(ctx, cand, p)
     search.load(ctx.best_order, ctx.best_length)

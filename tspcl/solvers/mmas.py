@@ -391,6 +391,8 @@ def run_mmas(ctx: SolveContext, p: MmasParams) -> None:
     run_nn(ctx, NearestNeighborParams())
     if inst.n < 4 or p.iterations == 0 or ctx.best_length == 0:
         return  # a tour of length 0 (every city at one point) is optimal, and tau_max 1 / 0
+    if ctx.stop(0):
+        return  # the time limit is spent: the colony (n x n matrices) is not built
     colony = DeviceColony(ctx, p)
     ctx.timed(colony.start(ctx.best_length))
     reset_at, last_reset = -1, 0

@@ -303,6 +303,8 @@ def run_neighborhood_search(ctx: SolveContext, p: HillClimbingParams) -> None:
     STARTS[p.init](ctx)
     if inst.n < 5:
         return  # every tour of 4 or fewer cities is as good as any other
+    if ctx.stop(0):
+        return  # the time limit is spent: the start tour is the result
     tenure = p.tenure if isinstance(p, TabuParams) else -1
     search = DeviceNeighborhoodSearch(ctx, p, tenure)
     search.load(ctx.best_order, ctx.best_length, p.iterations)

@@ -368,6 +368,8 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     run_greedy(ctx, GreedyParams())
     if n < 8 or ctx.best_length == 0:
         return  # too small for the moves' assumptions, or optimal: greedy is the result
+    if ctx.stop(0):
+        return  # the time limit is spent: no candidate lists or search are built
     cand = ctx.candidates(p.candidate_params())
     search = DeviceSearch(ctx, cand, p.polish_params(cand.m))
     search.load(ctx.best_order, ctx.best_length)
