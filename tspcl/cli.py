@@ -382,7 +382,8 @@ def solve_many(
                                 "summary.csv/.json and the journal summary.jsonl."),
     algo: str = typer.Option("auto", "--algo", "-a",
                              help="Algorithm for every instance (as solve).  auto: instances of 8 "
-                                  "to 1024 cities with 2-D coordinates are solved many per "
+                                  "to 1024 cities (as local memory allows) with 2-D "
+                                  "coordinates are solved many per "
                                   "launch by the batch kernel (a work-group each), the others "
                                   "as solve --algo auto."),
     param: List[str] = typer.Option([], "--param", "-p", metavar="KEY=VALUE",
@@ -408,8 +409,8 @@ def solve_many(
         None, "--workers", min=1, help="With --cluster local: this many workers."),
     scheduler: Optional[str] = typer.Option(
         None, "--scheduler", metavar="tcp://HOST:PORT",
-        help="Solve the instances that run alone on a running Dask cluster (the files must be "
-             "readable there, at the same paths)."),
+        help="Solve every instance alone on a running Dask cluster (the files and --out-dir "
+             "must be reachable there at the same absolute paths)."),
 ):
     """Solve every instance of FILES with one algorithm and budget: a TOUR file each and a
     summary table.  Rerunning the command resumes (solved instances are skipped, failed
