@@ -274,8 +274,10 @@ def solve(
     time_limit: Optional[float] = typer.Option(
         None, "--time-limit", "-t", min=0.0, callback=_finite_seconds,
         help="Seconds for the whole run, parsing included; the best tour so far is written. "
-             "mmas, acs and ga start no iteration (generation) that would end past it, "
-             "by the time the ones before took."),
+             "Solvers stop between slices of an iteration (ants, crossovers, cells, moves), "
+             "so a run ends within max(0.5 s, 5 %) of it, except that the start tour (NN or "
+             "greedy) and candidate lists are always built, and a kernel build (a first run "
+             "with an empty cache) cannot be stopped."),
     iterations: Optional[str] = typer.Option(
         None, "--iterations", "-i",
         help="Iteration budget, the solver's own and exact whatever the timing: for ils and "
