@@ -258,8 +258,9 @@ def solve(
                              help="Algorithm: auto, nn, greedy, sfc, random, 2opt, oropt, 3opt, lk, ils, "
                                   "pils, hc, tabu, mmas, acs, ga (`tspcl algorithms`).  auto picks the best "
                                   "measured for the instance and device (pils for symmetric instances, "
-                                  "tabu for asymmetric ones) and, without -t or -i, a budget of n / 500 "
-                                  "seconds (2 to 60); it says its choice on stderr and in the tour's COMMENT."),
+                                  "the GA for asymmetric ones) and, without -t or -i, the solver's own "
+                                  "budget or n / 500 seconds (2 to 60), whichever comes first; it says "
+                                  "its choice on stderr and in the tour's COMMENT."),
     param: List[str] = typer.Option([], "--param", "-p", metavar="KEY=VALUE",
                                     help="Algorithm parameter, repeatable (e.g. -p candidates=16); "
                                          "`tspcl algorithms` lists every algorithm's."),
