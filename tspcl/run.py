@@ -170,7 +170,7 @@ def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
         interrupted = True
     optimum = known_optimum(inst)
     stopped = ("interrupted" if interrupted
-               else "time limit" if deadline is not None and time.perf_counter() >= deadline
+               else "time limit" if ctx.time_cut or (deadline is not None and time.perf_counter() >= deadline)
                else "done")
     return Result(inst.name, inst.n, spec.name, params_dict(spec.effective(inst, params)), seed, rt.name,
                   ctx.best_order, inst.tour_length(ctx.best_order), optimum,

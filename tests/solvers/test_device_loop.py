@@ -112,6 +112,12 @@ def test_under_a_time_limit_no_step_starts_that_would_end_past_it(rt):  # noqa: 
     assert ctx.iterations == 10 and device.now <= 10.5
     assert device.batches == [1, 4, 4, 1]
     assert ctx.best_length is not None
+    assert ctx.time_cut          # it stopped with half a second left: the limit's doing
+
+
+def test_a_run_that_ends_on_its_own_is_not_cut_by_time(rt):  # noqa: F811
+    ctx, device = run(rt, [Deadline(at=1000.5)], steps=10)
+    assert ctx.iterations == 10 and not ctx.time_cut
 
 
 def test_a_limit_shorter_than_the_first_step_still_runs_one(rt):  # noqa: F811
@@ -126,6 +132,7 @@ def test_a_split_runs_first_step_goes_in_slices_and_stops_between_them(rt):  # n
     assert device.slices == [(0, 1), (1, 4)] and device.now <= 5.5
     assert ctx.iterations == 0 and device.batches == []
     assert ctx.best_length is not None   # the run's tour as it was before the step
+    assert ctx.time_cut
 
 
 def test_a_split_run_batches_whole_steps_once_a_step_is_timed(rt):  # noqa: F811

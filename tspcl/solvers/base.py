@@ -65,6 +65,7 @@ class SolveContext:
     kernel_seconds: float = 0.0
     iterations: int = 0
     notes: list = field(default_factory=list)
+    time_cut: bool = False           # the run stopped where its time limit left no room
     _candidates: dict = field(default_factory=dict)
     _kept_at: float | None = None   # when improve last kept a tour (publish_due's clock)
 

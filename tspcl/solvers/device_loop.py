@@ -150,6 +150,7 @@ def run_device_loop(ctx: SolveContext, run: DeviceRun) -> None:
             ctx.timed(events)   # one by one: the slices' spans hold the host's waits
             if not whole:
                 status = run.read_status()
+                ctx.time_cut = True
                 break
             count = 1
         else:
@@ -161,6 +162,7 @@ def run_device_loop(ctx: SolveContext, run: DeviceRun) -> None:
                 else:   # a clock too coarse to see the batch
                     fit = count
                 if fit == 0:
+                    ctx.time_cut = True
                     break
                 count = min(count, fit)
             events = run.enqueue(count)
