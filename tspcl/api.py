@@ -89,30 +89,25 @@ def solve(problem: ProblemLike, *, algo: str = "auto",
     keyword), DataError (a malformed file or array: NaN coordinates, a matrix that is
     not square or not integral), MissingInputError, NoDeviceError, DeviceMemoryError.
     """
-    from .run import solve as run_solve, solver_params
-    from .solvers import get_solver
+    from .run import setup, solve as run_solve
 
     started = time.perf_counter()
     time_limit = _seconds(time_limit)
     seed = _seed(seed)
     budget = None if iterations is None else str(iterations)
+
+    def values_for(spec, base):
+        return _typed(spec, params, base)
+
     if algo != "auto":        # a bad parameter is said before the problem is read
-        spec = get_solver(algo)
-        run_params, run_iterations = solver_params(spec, _typed(spec, params), budget)
+        run = setup(algo, values_for, budget, time_limit)
     inst = as_instance(problem, metric)
     rt = runtime(device)
-    chosen = None
     if algo == "auto":
-        from .auto import choose
-
-        choice = choose(inst, rt.limits.is_gpu, time_limit, iterations is not None)
-        spec = get_solver(choice.algorithm)
-        run_params, run_iterations = solver_params(
-            spec, _typed(spec, params, spec.typed(choice.values)), budget)
-        time_limit, chosen = choice.time_limit, choice.reason
-    deadline = None if time_limit is None else started + time_limit
-    return run_solve(inst, spec, run_params, rt, seed=seed, deadline=deadline,
-                     iterations=run_iterations, started=started, chosen=chosen)
+        run = setup(algo, values_for, budget, time_limit, inst, rt.limits.is_gpu)
+    deadline = None if run.time_limit is None else started + run.time_limit
+    return run_solve(inst, run.spec, run.params, rt, seed=seed, deadline=deadline,
+                     iterations=run.iterations, started=started, chosen=run.chosen)
 
 
 def as_instance(problem: ProblemLike, metric: str | None = None) -> Instance:

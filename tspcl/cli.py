@@ -307,36 +307,28 @@ def solve(
     from .device import Runtime, cache_note, log as say
     from .output import write_outputs
     from .progress import ProgressDisplay
-    from .run import solve as run_solve, solver_params
-    from .solvers import get_solver
+    from .run import setup, solve as run_solve
     from .tsplib import RunLog, format_log, format_tour, read_problem
 
     tour_to, log_to = _solve_targets(problem, output, log, as_json)
 
-    def configured(spec, base=None):
-        """The solver's parameters and the run's iteration budget (None: its own)."""
-        return solver_params(spec, solver_values(spec, params_file, param, flags, base), iterations)
+    def values_for(spec, base):
+        return solver_values(spec, params_file, param, flags, base)
 
-    choice = None
     if algo != "auto":        # a bad parameter is said before the problem is read
-        spec = get_solver(algo)
-        params, run_iterations = configured(spec)
+        run = setup(algo, values_for, iterations, time_limit)
     _check_stdin(problem)
     inst = read_problem(problem)
     rt = Runtime.from_spec(device)
     if algo == "auto":
-        from .auto import choose
-
-        choice = choose(inst, rt.limits.is_gpu, time_limit, iterations is not None)
-        spec = get_solver(choice.algorithm)
-        params, run_iterations = configured(spec, spec.typed(choice.values))
-        time_limit = choice.time_limit
+        run = setup(algo, values_for, iterations, time_limit, inst, rt.limits.is_gpu)
+    spec, time_limit = run.spec, run.time_limit
     if not quiet:
         say(f"tspcl: device {rt.name}")
         if cache_note():
             say(f"tspcl: {cache_note()}")
-        if choice is not None:
-            say(f"tspcl: auto: {choice.reason}")
+        if run.chosen is not None:
+            say(f"tspcl: auto: {run.chosen}")
     deadline = None if time_limit is None else _STARTED + time_limit
     from .optima import bhh_estimate, known_optimum
 
@@ -346,9 +338,9 @@ def solve(
                          enabled=None if not quiet else False, time_limit=time_limit,
                          reference=bhh_estimate(inst) if optimum is None and inst.n >= BHH_MIN_CITIES
                          else None) as show:
-        res = run_solve(inst, spec, params, rt, seed=seed, deadline=deadline,
-                        iterations=run_iterations, on_progress=show, started=_STARTED,
-                        chosen=None if choice is None else choice.reason)
+        res = run_solve(inst, spec, run.params, rt, seed=seed, deadline=deadline,
+                        iterations=run.iterations, on_progress=show, started=_STARTED,
+                        chosen=run.chosen)
     if not quiet:
         for note in res.notes:
             say(f"tspcl: {note}")
@@ -362,7 +354,7 @@ def solve(
             name=inst.name, algorithm=spec.name,
             parameters={k: "".join(str(v).split()) for k, v in res.params.items()},
             device=res.device,
-            seed=seed, version=res.version, comment="" if choice is None else f"auto: {choice.reason}",
+            seed=seed, version=res.version, comment="" if run.chosen is None else f"auto: {run.chosen}",
             progress=[(p.elapsed, p.iteration, p.best_length) for p in res.history]))))
     if as_json:
         outputs.append((STDOUT_TARGET, json.dumps(_finite(res.summary()), allow_nan=False) + "\n"))

@@ -105,6 +105,39 @@ def solver_params(spec: SolverSpec, values: dict, iterations: str | None):
     return spec.params_type(**values), run_iterations
 
 
+@dataclass(frozen=True)
+class Setup:
+    """What a run solves with: the solver, its parameters, the run's own iteration
+    budget (None: the solver's), the time limit, and why --algo auto chose it (None for
+    an algorithm named by the user)."""
+
+    spec: SolverSpec
+    params: object
+    iterations: int | None
+    time_limit: float | None
+    chosen: str | None = None
+
+
+def setup(algo: str, values_for, iterations: str | None, time_limit: float | None,
+          inst: Instance | None = None, gpu: bool = False) -> Setup:
+    """The run's Setup, the same for the CLI and the Python API: `algo` by name, or
+    "auto" (tspcl.auto.choose: needs `inst` and whether the device is a GPU).
+    `values_for(spec, base)` returns the solver's typed parameter values over `base`
+    (auto's); `iterations` is -i."""
+    from .solvers import get_solver
+
+    if algo != "auto":
+        spec = get_solver(algo)
+        return Setup(spec, *solver_params(spec, values_for(spec, {}), iterations), time_limit)
+    from .auto import choose
+
+    choice = choose(inst, gpu, time_limit, iterations is not None)
+    spec = get_solver(choice.algorithm)
+    params, run_iterations = solver_params(spec, values_for(spec, spec.typed(choice.values)),
+                                           iterations)
+    return Setup(spec, params, run_iterations, choice.time_limit, choice.reason)
+
+
 def params_dict(params) -> dict:
     return {k: v for k, v in dataclasses.asdict(params).items()} if dataclasses.is_dataclass(params) else {}
 
@@ -180,4 +213,4 @@ def solve(inst: Instance, spec: SolverSpec, params, rt: Runtime, seed: int = 1,
                   stopped=stopped)
 
 
-__all__ = ["Progress", "Result", "STOP_REASONS", "solve", "solver_params", "plan_memory"]
+__all__ = ["Progress", "Result", "STOP_REASONS", "Setup", "solve", "setup", "solver_params", "plan_memory"]
