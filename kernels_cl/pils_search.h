@@ -41,10 +41,15 @@
 #ifndef LK_DEPTH
 #define LK_DEPTH 0             /* 0: no Lin-Kernighan chains */
 #endif
+#ifndef LK_BREADTH
+#define LK_BREADTH 1           /* alternatives of a chain's second step */
+#endif
 #define LK_VARIANT 7
 /* per (city, candidate, side): 2-opt, Or-opt chains of 1-3 cities that start (1-3) or
- * end (4-6) at the city, and with LK_DEPTH a Lin-Kernighan chain (7) */
-#define VARIANTS (LK_DEPTH ? 8 : 7)
+ * end (4-6) at the city, and with LK_DEPTH Lin-Kernighan chains (7 + the rank of their
+ * second step, below LK_BREADTH) */
+#define VARIANTS (LK_DEPTH ? LK_VARIANT + LK_BREADTH : LK_VARIANT)
+#define VARIANT_CODES 16       /* VARIANTS at most: a move code's variant field */
 #define MAX_REV (LK_DEPTH > 4 ? LK_DEPTH : 4)   /* reversals of one move (or kick) at most */
 #define NO_CODE 0xFFFFFFFFu
 #define WHERE_INTS 6           /* two position ranges and the pieces they join */
@@ -94,8 +99,8 @@ inline int through(const int p, const int lo, const int hi)
 inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
                        __local const ushort *restrict at, __local const ushort *restrict piece,
                        __local const ushort *restrict lcand,
-                       const int len, const int a, const int c, const int side, int *count,
-                       int *lo, int *hi)
+                       const int len, const int a, const int c, const int side,
+                       const int branch, int *count, int *lo, int *hi)
 {
     int rx[LK_DEPTH + 1], ry[LK_DEPTH + 1], ax[LK_DEPTH], ay[LK_DEPTH];
     const int i = at[a];
@@ -139,10 +144,13 @@ inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict pat
         }
         if (k == LK_DEPTH)
             return best;
-        /* the next step from t2 = t4: the best look-ahead among its candidates */
+        /* the next step from t2 = t4: the rank-th best look-ahead among its candidates
+         * (the branch-th at the second step: LK's breadth there, the best later), kept
+         * in top[0 .. rank] (ties to list order) */
         t2 = t4;
-        long top = 0;
-        int t5 = -1;
+        const int rank = k == 1 ? branch : 0;
+        long top_val[LK_BREADTH];
+        int top_x[LK_BREADTH], found = 0;
         for (int s = 0; s < M; s++) {
             const int x = lcand[t2 * M + s];
             if (x == NONE || x == t1)
@@ -163,13 +171,22 @@ inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict pat
             for (int r = k - 1; r >= 0; r--)
                 qy = through(qy, lo[r], hi[r]);
             const long val = g + SD(x, path[qy]);
-            if (t5 < 0 || val > top) {
-                top = val;
-                t5 = x;
+            int j = found <= rank ? found++ : rank + 1;
+            while (j > 0 && top_val[j - 1] < val) {
+                if (j <= rank) {
+                    top_val[j] = top_val[j - 1];
+                    top_x[j] = top_x[j - 1];
+                }
+                j--;
+            }
+            if (j <= rank) {
+                top_val[j] = val;
+                top_x[j] = x;
             }
         }
-        if (t5 < 0)
+        if (found <= rank)
             return best;
+        const int t5 = top_x[rank];
         t3 = t5;
     }
 }
@@ -224,10 +241,10 @@ inline int path_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
     if (a == c)
         return 0;
 #if LK_DEPTH
-    if (variant == LK_VARIANT) {
+    if (variant >= LK_VARIANT) {
         int count;
         *gain = path_chain(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a, c, side,
-                           &count, lo, hi);
+                           variant - LK_VARIANT, &count, lo, hi);
         return *gain > 0 ? count : 0;
     }
 #endif
@@ -258,7 +275,7 @@ inline int path_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
 
 inline uint move_code(const int a, const int k, const int side, const int variant)
 {
-    return (((uint)a * M + k) * 2 + side) * 8 + variant;
+    return (((uint)a * M + k) * 2 + side) * VARIANT_CODES + variant;
 }
 
 /* Reverse path positions (at follows); the whole group, no barrier inside. */
@@ -390,8 +407,8 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
             }
             shared[0] = kept;
             if (best > 0) {
-                const int variant = code % 8, side = (code / 8) % 2, k = (code / 16) % M;
-                const int a = code / 16 / M;
+                const int variant = code % VARIANT_CODES, side = (code / VARIANT_CODES) % 2;
+                const int k = (code / VARIANT_CODES / 2) % M, a = code / VARIANT_CODES / 2 / M;
                 long g;
                 int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS];
                 const int count = path_move(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a,
@@ -421,10 +438,13 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
 }
 
 /* The local index a random walk of `walk` steps over the candidate lists reaches from y
- * (a step to a candidate outside the cell stays). */
-inline int walk_from(__local const ushort *restrict lcand, int y, const int walk,
-                     rng_stream_t *st)
+ * (a step to a candidate outside the cell stays); walk 0: any of the path's len cities,
+ * uniformly (what a long walk tends to on a small path, in one draw). */
+inline int walk_from(__local const ushort *restrict path, __local const ushort *restrict lcand,
+                     int y, const int walk, const int len, rng_stream_t *st)
 {
+    if (walk == 0)
+        return path[rng_below(stream_next(st), (uint)len)];
     for (int step = 0; step < walk; step++) {
         const int z = lcand[y * M + (int)rng_below(stream_next(st), (uint)M)];
         y = z == NONE ? y : z;
@@ -434,7 +454,8 @@ inline int walk_from(__local const ushort *restrict lcand, int y, const int walk
 
 /* Kick number `kick` (the same draws in every work-item), from a random city and random
  * walks of `walk` steps from it over the candidate lists, as linkern's kicks are
- * (Applegate, Cook and Rohe 2003, section 3).  A share bridge_cut / 65536 of the draws
+ * (Applegate, Cook and Rohe 2003, section 3), or with walk 0 anywhere on the path.  A
+ * share bridge_cut / 65536 of the draws
  * are double bridges, the others chain moves:
  *   double bridge (Martin, Otto and Felten 1991): the edges after (or before) the city
  *     and the ends of three walks, (q, q + 1) with q0 < q1 < q2 < q3, are cut and the
@@ -464,7 +485,7 @@ inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint roun
             int v = min(u + (int)rng_below(r.y, (uint)window), len - 2);
             while (v >= u && !SAME_PIECE(u - 1, v + 1))
                 v--;
-            const int x = at[walk_from(lcand, path[u], walk, &st)] - (int)(r.w & 1);
+            const int x = at[walk_from(path, lcand, path[u], walk, len, &st)] - (int)(r.w & 1);
             if (v < u || x < 0 || x > len - 2 || (x >= u - 1 && x <= v)
                 || !SAME_PIECE(x, x + 1))
                 continue;
@@ -478,7 +499,7 @@ inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint roun
         int q[4];                                                /* a double bridge */
         q[0] = (int)rng_below(r.x, (uint)(len - 1));
         for (int e = 1; e < 4; e++)
-            q[e] = at[walk_from(lcand, path[q[0]], walk, &st)] - (int)(stream_next(&st) & 1);
+            q[e] = at[walk_from(path, lcand, path[q[0]], walk, len, &st)] - (int)(stream_next(&st) & 1);
         for (int i = 1; i < 4; i++)          /* sort the four */
             for (int j = i; j > 0 && q[j - 1] > q[j]; j--) {
                 const int x = q[j];

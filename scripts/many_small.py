@@ -8,12 +8,13 @@ mean and total exact length.  --write FILE.tsp also writes the instances as one
 multi-instance file (for linkern or LKH on the same instances); --tours FILE writes each
 instance's length and tour (one line each) for a closer look.
 
-    python scripts/many_small.py --count 10000 -n 100 --device gpu --write u100.tsp
+    python scripts/many_small.py --count 10000 -n 100 --device gpu -p kicks=30n --write u100/
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 
@@ -21,6 +22,7 @@ import numpy as np
 
 from tspcl.device import Runtime
 from tspcl.gen import generate_many, write_many
+from tspcl.params import convert, field_name
 from tspcl.solvers.batch import BatchParams, solve_batch
 
 
@@ -28,10 +30,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=10_000)
     ap.add_argument("-n", type=int, default=100)
-    ap.add_argument("--kicks", default="100n", help="kicks per instance (count or multiple of n)")
-    ap.add_argument("--launch-kicks", type=int, default=BatchParams().launch_kicks)
-    ap.add_argument("--bridges", type=float, default=BatchParams().bridges)
-    ap.add_argument("--group", type=int, default=BatchParams().group)
+    ap.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                    help="a batch parameter (tspcl.solvers.batch.BatchParams), e.g. kicks=30n")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default=None)
     ap.add_argument("--write", help="also write the instances here (FILE.tsp or a folder)")
@@ -42,7 +42,12 @@ def main() -> None:
     if a.write:
         write_many(instances, a.write)
     rt = Runtime.from_spec(a.device)
-    p = BatchParams(kicks=a.kicks, launch_kicks=a.launch_kicks, bridges=a.bridges, group=a.group)
+    fields = {}
+    for kv in a.param:
+        key, _, raw = kv.partition("=")
+        name = field_name(BatchParams, key, "batch")
+        fields[name] = convert(BatchParams, name, raw, key)
+    p = BatchParams(**fields)
     began = time.perf_counter()
     solve_batch(rt, instances[:1], p, a.seed)          # builds the kernels
     build_s = time.perf_counter() - began
@@ -56,8 +61,7 @@ def main() -> None:
         with open(a.tours, "w") as f:
             for inst, tour in zip(instances, tours):
                 f.write(f"{inst.name} {tour.length} {' '.join(map(str, tour.order.tolist()))}\n")
-    print(json.dumps({"device": rt.name, "instances": a.count, "n": a.n, "kicks": a.kicks,
-                      "launch_kicks": a.launch_kicks, "bridges": a.bridges, "group": a.group,
+    print(json.dumps({"device": rt.name, "instances": a.count, "n": a.n, "params": dataclasses.asdict(p),
                       "seed": a.seed, "build_s": round(build_s, 3), "wall_s": round(wall_s, 3),
                       "mean_length": round(float(lengths.mean()), 1),
                       "total_length": int(lengths.sum())}))

@@ -144,10 +144,11 @@ def test_kd_cells_partition_the_cities_into_small_cells():
     assert not np.array_equal(cell_of, other), "another draw put the borders in the same places"
 
 
-@pytest.mark.parametrize("n, offset", [(400, 0), (373, 61)])
-def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset):  # noqa: F811
+@pytest.mark.parametrize("n, offset, breadth", [(400, 0, 1), (373, 61, 1), (373, 61, 3)])
+def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset, breadth):  # noqa: F811
+    """(breadth 3: the chains' second step tries three candidates, a wider search)"""
     inst = _uniform(n, n)
-    rounds = Rounds(rt, inst)
+    rounds = Rounds(rt, inst, breadth=breadth)
     start = _greedy(rt, inst)
     out, gain, _, cell_of = rounds.run(start, 0, offset, True, 0)
     assert sorted(out.tolist()) == list(range(n))
@@ -197,12 +198,13 @@ def test_kicks_improve_a_local_optimum_and_reproduce(rt):  # noqa: F811
     assert not np.array_equal(a[0], c[0]), "another seed drew the same kicks"
 
 
-@pytest.mark.parametrize("bridges", ["0", "1"])
-def test_the_solver_gives_a_reproducible_exact_tour(rt, bridges):  # noqa: F811
-    """(chain kicks only, double bridges only)"""
+@pytest.mark.parametrize("bridges, walk", [("0", "40"), ("1", "40"), ("1", "0")])
+def test_the_solver_gives_a_reproducible_exact_tour(rt, bridges, walk):  # noqa: F811
+    """(chain kicks only, double bridges only, double bridges anywhere in the cell)"""
     inst = _uniform(512, 9)
     spec = get_solver("pils")
-    params = spec.params_from({"cell": str(CELL), "round_kicks": "8", "bridges": bridges})
+    params = spec.params_from({"cell": str(CELL), "round_kicks": "8", "bridges": bridges,
+                               "walk": walk})
     first = solve(inst, spec, params, rt, seed=4, iterations=2 * 512)
     again = solve(inst, spec, params, rt, seed=4, iterations=2 * 512)
     assert sorted(first.order.tolist()) == list(range(512))

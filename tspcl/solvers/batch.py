@@ -49,8 +49,9 @@ class BatchParams:
                            "a chain next to a city near it")
     window: int = param(200, "cities a chain kick moves at most")
     walk: int = param(40, "steps of each random walk over the candidates that finds a kick's "
-                      "cities")
+                      "cities (0: any city of the instance)")
     depth: int = param(6, "2-opt steps of the Lin-Kernighan chains (0: 2-opt and Or-opt only)")
+    breadth: int = param(1, "alternatives tried for a chain's second step (1 to 8)")
     group: int = param(64, "work-items of an instance's work-group: 32, 64, 128 or 256")
 
     def __post_init__(self):
@@ -60,8 +61,9 @@ class BatchParams:
         if not 0 <= self.bridges <= 1:
             raise UsageError(f"bridges must be a share from 0 to 1 (got {self.bridges})")
         check_count("window", self.window, 3, 65535)
-        check_count("walk", self.walk, 1, 1000)
+        check_count("walk", self.walk, 0, 1000)
         check_count("depth", self.depth, 0, 16)
+        check_count("breadth", self.breadth, 1, 8)
         if self.group not in (32, 64, 128, 256):
             raise UsageError(f"group must be 32, 64, 128 or 256 (got {self.group!r})")
 
@@ -138,7 +140,8 @@ def _solve_wave(rt: Runtime, wave: list[Instance], p: BatchParams, seed: int,
     group = min(p.group, rt.limits.max_work_group)
     defines = {"METRIC": wave[0].metric_code, "M": p.candidates,
                "L_MAX": size_class(max(inst.n for inst in wave), most), "WG": group,
-               "QCAP": QUEUE_SLOTS, "LOCAL_XY": 1, "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
+               "QCAP": QUEUE_SLOTS, "LOCAL_XY": 1, "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth,
+               "LK_BREADTH": p.breadth}
     start = rt.kernel("batch", "batch_start", defines)
     search = rt.kernel("batch", "batch_search", defines)
     if rt.work_group_size(search, group) < group:

@@ -73,9 +73,10 @@ class SegmentIlsParams:
                            "runs, 0 as good or better at a GPU's")
     window: int = param(200, "cities a chain kick moves at most")
     walk: int = param(40, "steps of each random walk over the candidates that finds a kick's "
-                      "cities (linkern's walk kick)")
+                      "cities (linkern's walk kick; 0: any city of the cell)")
     depth: int = param(6, "2-opt steps of the cells' Lin-Kernighan chains (0: 2-opt and Or-opt "
                        "only)")
+    breadth: int = param(1, "alternatives tried for a chain's second step in the cells (1 to 8)")
     candidates: int = param(8, "candidates per city in the cells' search (1 to 16)")
     candidate_kind: str = param("quadrant", "candidate lists: quadrant or knn")
     polish: str = param("lk", "the whole-tour local search between rounds: 2opt, oropt, "
@@ -99,8 +100,9 @@ class SegmentIlsParams:
         if not 0 <= self.bridges <= 1:
             raise UsageError(f"bridges must be a share from 0 to 1 (got {self.bridges})")
         check_count("window", self.window, 3, 65535)
-        check_count("walk", self.walk, 1, 1000)
+        check_count("walk", self.walk, 0, 1000)
         check_count("depth", self.depth, 0, 16)
+        check_count("breadth", self.breadth, 1, 8)
         check_count("candidates", self.candidates, 1, 16)
         check_count("polish_candidates", self.polish_candidates, 1, 50)
         check_count("polish_every", self.polish_every, 1)
@@ -250,7 +252,8 @@ class DeviceCells:
         self.size, self.kd, self.target, self.most_copies = (layout.size, layout.kd, layout.target,
                                                              layout.most_copies)
         defines = {"M": m, "L_MAX": layout.fits, "WG": self.group, "QCAP": QUEUE_SLOTS,
-                   "LOCAL_XY": int(local_xy(inst)), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
+                   "LOCAL_XY": int(local_xy(inst)), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth,
+                   "LK_BREADTH": p.breadth}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
         names = ("pils_round", "pils_pick", "pils_round_gain", "pils_positions", "pils_tour_cells",
                  "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply")
