@@ -44,12 +44,17 @@
 #ifndef LK_BREADTH
 #define LK_BREADTH 1           /* alternatives of a chain's second step */
 #endif
+#ifndef INSERTION
+#define INSERTION 0            /* 1: segment insertions too */
+#endif
 #define LK_VARIANT 7
+#define INSERTION_VARIANT (LK_DEPTH ? LK_VARIANT + LK_BREADTH : LK_VARIANT)
 /* per (city, candidate, side): 2-opt, Or-opt chains of 1-3 cities that start (1-3) or
- * end (4-6) at the city, and with LK_DEPTH Lin-Kernighan chains (7 + the rank of their
- * second step, below LK_BREADTH) */
-#define VARIANTS (LK_DEPTH ? LK_VARIANT + LK_BREADTH : LK_VARIANT)
-#define VARIANT_CODES 16       /* VARIANTS at most: a move code's variant field */
+ * end (4-6) at the city, with LK_DEPTH Lin-Kernighan chains (7 + the rank of their
+ * second step, below LK_BREADTH), and with INSERTION segment insertions (then 2 per
+ * candidate of the segment's end: INSERTION_VARIANT + 2 * slot + f's side) */
+#define VARIANTS (INSERTION_VARIANT + (INSERTION ? 2 * M : 0))
+#define VARIANT_CODES 64       /* VARIANTS at most: a move code's variant field */
 #define MAX_REV (LK_DEPTH > 4 ? LK_DEPTH : 4)   /* reversals of one move (or kick) at most */
 #define NO_CODE 0xFFFFFFFFu
 #define WHERE_INTS 6           /* two position ranges and the pieces they join */
@@ -240,6 +245,30 @@ inline int path_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
     where[2] = where[5] = NONE;
     if (a == c)
         return 0;
+#if INSERTION
+    if (variant >= INSERTION_VARIANT) {
+        /* segment insertion (the pure 3-opt move "or-3opt", which no sequence of LK's
+         * 2-opt steps makes): the chain strictly between a and c leaves, making (a, c)
+         * an edge, and goes between f, a candidate of its end beside a (side 0) or
+         * beside c (side 1), and f's neighbour after f (f's side 0) or before it (1),
+         * that end next to f, turned round or not as that needs (chain_move) */
+        const int slot = (variant - INSERTION_VARIANT) / 2, f_side = (variant - INSERTION_VARIANT) % 2;
+        const int u = min(i, j) + 1, v = max(i, j) - 1;
+        if (v < u || !SAME_PIECE(u - 1, v + 1))
+            return 0;
+        const int end = path[(i < j) == (side == 0) ? u : v];
+        const int f = lcand[end * M + slot];
+        if (f == NONE)
+            return 0;
+        const int x = f_side == 0 ? at[f] : at[f] - 1;
+        if (x < 0 || x > len - 2 || (x >= u - 1 && x <= v) || !SAME_PIECE(x, x + 1))
+            return 0;
+        /* chain_move's e1 goes next to x's city: the end itself when that city is f */
+        const int e1 = f_side == 0 ? end : (end == path[u] ? path[v] : path[u]);
+        return chain_move(DIST_ARGS, SEG_PASS, path, piece, u, v, x, e1 != path[u], gain, lo,
+                          hi, where);
+    }
+#endif
 #if LK_DEPTH
     if (variant >= LK_VARIANT) {
         int count;

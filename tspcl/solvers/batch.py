@@ -52,6 +52,8 @@ class BatchParams:
                       "cities (0: any city of the instance)")
     depth: int = param(6, "2-opt steps of the Lin-Kernighan chains (0: 2-opt and Or-opt only)")
     breadth: int = param(1, "alternatives tried for a chain's second step (1 to 8)")
+    insertion: bool = param(False, "also segment insertions: the cities between a city and its "
+                            "candidate move next to a candidate of their end (any length)")
     group: int = param(64, "work-items of an instance's work-group: 32, 64, 128 or 256")
 
     def __post_init__(self):
@@ -141,7 +143,7 @@ def _solve_wave(rt: Runtime, wave: list[Instance], p: BatchParams, seed: int,
     defines = {"METRIC": wave[0].metric_code, "M": p.candidates,
                "L_MAX": size_class(max(inst.n for inst in wave), most), "WG": group,
                "QCAP": QUEUE_SLOTS, "LOCAL_XY": 1, "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth,
-               "LK_BREADTH": p.breadth}
+               "LK_BREADTH": p.breadth, "INSERTION": int(p.insertion)}
     start = rt.kernel("batch", "batch_start", defines)
     search = rt.kernel("batch", "batch_search", defines)
     if rt.work_group_size(search, group) < group:

@@ -77,6 +77,8 @@ class SegmentIlsParams:
     depth: int = param(6, "2-opt steps of the cells' Lin-Kernighan chains (0: 2-opt and Or-opt "
                        "only)")
     breadth: int = param(1, "alternatives tried for a chain's second step in the cells (1 to 8)")
+    insertion: bool = param(False, "the cells also try segment insertions: the cities between "
+                            "a city and its candidate move next to a candidate of their end")
     candidates: int = param(8, "candidates per city in the cells' search (1 to 16)")
     candidate_kind: str = param("quadrant", "candidate lists: quadrant or knn")
     polish: str = param("lk", "the whole-tour local search between rounds: 2opt, oropt, "
@@ -253,7 +255,7 @@ class DeviceCells:
                                                              layout.most_copies)
         defines = {"M": m, "L_MAX": layout.fits, "WG": self.group, "QCAP": QUEUE_SLOTS,
                    "LOCAL_XY": int(local_xy(inst)), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth,
-                   "LK_BREADTH": p.breadth}
+                   "LK_BREADTH": p.breadth, "INSERTION": int(p.insertion)}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
         names = ("pils_round", "pils_pick", "pils_round_gain", "pils_positions", "pils_tour_cells",
                  "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply")
