@@ -41,20 +41,10 @@
 #ifndef LK_DEPTH
 #define LK_DEPTH 0             /* 0: no Lin-Kernighan chains */
 #endif
-#ifndef LK_BREADTH
-#define LK_BREADTH 1           /* alternatives of a chain's second step */
-#endif
-#ifndef INSERTION
-#define INSERTION 0            /* 1: segment insertions too */
-#endif
 #define LK_VARIANT 7
-#define INSERTION_VARIANT (LK_DEPTH ? LK_VARIANT + LK_BREADTH : LK_VARIANT)
 /* per (city, candidate, side): 2-opt, Or-opt chains of 1-3 cities that start (1-3) or
- * end (4-6) at the city, with LK_DEPTH Lin-Kernighan chains (7 + the rank of their
- * second step, below LK_BREADTH), and with INSERTION segment insertions (then 2 per
- * candidate of the segment's end: INSERTION_VARIANT + 2 * slot + f's side) */
-#define VARIANTS (INSERTION_VARIANT + (INSERTION ? 2 * M : 0))
-#define VARIANT_CODES 64       /* VARIANTS at most: a move code's variant field */
+ * end (4-6) at the city, and with LK_DEPTH a Lin-Kernighan chain (7) */
+#define VARIANTS (LK_DEPTH ? 8 : 7)
 #define MAX_REV (LK_DEPTH > 4 ? LK_DEPTH : 4)   /* reversals of one move (or kick) at most */
 #define NO_CODE 0xFFFFFFFFu
 #define WHERE_INTS 6           /* two position ranges and the pieces they join */
@@ -104,8 +94,8 @@ inline int through(const int p, const int lo, const int hi)
 inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
                        __local const ushort *restrict at, __local const ushort *restrict piece,
                        __local const ushort *restrict lcand,
-                       const int len, const int a, const int c, const int side,
-                       const int branch, int *count, int *lo, int *hi)
+                       const int len, const int a, const int c, const int side, int *count,
+                       int *lo, int *hi)
 {
     int rx[LK_DEPTH + 1], ry[LK_DEPTH + 1], ax[LK_DEPTH], ay[LK_DEPTH];
     const int i = at[a];
@@ -149,13 +139,10 @@ inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict pat
         }
         if (k == LK_DEPTH)
             return best;
-        /* the next step from t2 = t4: the rank-th best look-ahead among its candidates
-         * (the branch-th at the second step: LK's breadth there, the best later), kept
-         * in top[0 .. rank] (ties to list order) */
+        /* the next step from t2 = t4: the best look-ahead among its candidates */
         t2 = t4;
-        const int rank = k == 1 ? branch : 0;
-        long top_val[LK_BREADTH];
-        int top_x[LK_BREADTH], found = 0;
+        long top = 0;
+        int t5 = -1;
         for (int s = 0; s < M; s++) {
             const int x = lcand[t2 * M + s];
             if (x == NONE || x == t1)
@@ -176,22 +163,13 @@ inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict pat
             for (int r = k - 1; r >= 0; r--)
                 qy = through(qy, lo[r], hi[r]);
             const long val = g + SD(x, path[qy]);
-            int j = found <= rank ? found++ : rank + 1;
-            while (j > 0 && top_val[j - 1] < val) {
-                if (j <= rank) {
-                    top_val[j] = top_val[j - 1];
-                    top_x[j] = top_x[j - 1];
-                }
-                j--;
-            }
-            if (j <= rank) {
-                top_val[j] = val;
-                top_x[j] = x;
+            if (t5 < 0 || val > top) {
+                top = val;
+                t5 = x;
             }
         }
-        if (found <= rank)
+        if (t5 < 0)
             return best;
-        const int t5 = top_x[rank];
         t3 = t5;
     }
 }
@@ -245,35 +223,11 @@ inline int path_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
     where[2] = where[5] = NONE;
     if (a == c)
         return 0;
-#if INSERTION
-    if (variant >= INSERTION_VARIANT) {
-        /* segment insertion (the pure 3-opt move "or-3opt", which no sequence of LK's
-         * 2-opt steps makes): the chain strictly between a and c leaves, making (a, c)
-         * an edge, and goes between f, a candidate of its end beside a (side 0) or
-         * beside c (side 1), and f's neighbour after f (f's side 0) or before it (1),
-         * that end next to f, turned round or not as that needs (chain_move) */
-        const int slot = (variant - INSERTION_VARIANT) / 2, f_side = (variant - INSERTION_VARIANT) % 2;
-        const int u = min(i, j) + 1, v = max(i, j) - 1;
-        if (v < u || !SAME_PIECE(u - 1, v + 1))
-            return 0;
-        const int end = path[(i < j) == (side == 0) ? u : v];
-        const int f = lcand[end * M + slot];
-        if (f == NONE)
-            return 0;
-        const int x = f_side == 0 ? at[f] : at[f] - 1;
-        if (x < 0 || x > len - 2 || (x >= u - 1 && x <= v) || !SAME_PIECE(x, x + 1))
-            return 0;
-        /* chain_move's e1 goes next to x's city: the end itself when that city is f */
-        const int e1 = f_side == 0 ? end : (end == path[u] ? path[v] : path[u]);
-        return chain_move(DIST_ARGS, SEG_PASS, path, piece, u, v, x, e1 != path[u], gain, lo,
-                          hi, where);
-    }
-#endif
 #if LK_DEPTH
-    if (variant >= LK_VARIANT) {
+    if (variant == LK_VARIANT) {
         int count;
         *gain = path_chain(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a, c, side,
-                           variant - LK_VARIANT, &count, lo, hi);
+                           &count, lo, hi);
         return *gain > 0 ? count : 0;
     }
 #endif
@@ -304,7 +258,7 @@ inline int path_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
 
 inline uint move_code(const int a, const int k, const int side, const int variant)
 {
-    return (((uint)a * M + k) * 2 + side) * VARIANT_CODES + variant;
+    return (((uint)a * M + k) * 2 + side) * 8 + variant;
 }
 
 /* Reverse path positions (at follows); the whole group, no barrier inside. */
@@ -436,8 +390,8 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
             }
             shared[0] = kept;
             if (best > 0) {
-                const int variant = code % VARIANT_CODES, side = (code / VARIANT_CODES) % 2;
-                const int k = (code / VARIANT_CODES / 2) % M, a = code / VARIANT_CODES / 2 / M;
+                const int variant = code % 8, side = (code / 8) % 2, k = (code / 16) % M;
+                const int a = code / 16 / M;
                 long g;
                 int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS];
                 const int count = path_move(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a,

@@ -92,14 +92,11 @@ def _pieces(order, cell_of, offset):
     return cells
 
 
-def _improving_moves(inst, pieces, lists, insertion=False):
+def _improving_moves(inst, pieces, lists):
     """Every 2-opt move inside a piece and Or-opt move of a chain of 1-3 cities inside a
     piece (not its ends) into an edge inside any piece of the cell, that makes an edge
-    (a, c) with c in a's candidate list and in the cell, by brute force; with
-    `insertion`, every segment insertion too: the cities strictly between a and c (in
-    one piece, c a candidate of a or a of c) leave, and go into an edge (f, g) inside a
-    piece of the cell and off the path a .. c, with f a candidate of one of their ends
-    and that end next to f; yields (kind, gain)."""
+    (a, c) with c in a's candidate list and in the cell, by brute force; yields (kind,
+    gain)."""
     inside = {c for p in pieces for c in p}
     cand = {a: {c for c in lists[a] if c in inside} for a in inside}
 
@@ -134,25 +131,6 @@ def _improving_moves(inst, pieces, lists, insertion=False):
                                      - d(e2, py))
                                 if g > 0:
                                     yield "oropt", g
-    if not insertion:
-        return
-    edges = [(t[x], t[x + 1]) for t in pieces for x in range(len(t) - 1)]
-    edges += [(g, f) for f, g in edges]
-    for path in pieces:
-        for i in range(len(path)):
-            for j in range(i + 2, len(path)):
-                a, c = path[i], path[j]
-                if not is_cand(a, c):
-                    continue
-                on_path = {frozenset(e) for e in zip(path[i:j], path[i + 1:j + 1])}
-                ends = (path[i + 1], path[j - 1])
-                for end, other in (ends, ends[::-1]):
-                    for f, g in edges:
-                        if f in cand[end] and frozenset((f, g)) not in on_path:
-                            gain = (d(a, ends[0]) + d(ends[1], c) + d(f, g) - d(a, c)
-                                    - d(end, f) - d(other, g))
-                            if gain > 0:
-                                yield "insertion", gain
 
 
 def test_kd_cells_partition_the_cities_into_small_cells():
@@ -166,14 +144,10 @@ def test_kd_cells_partition_the_cities_into_small_cells():
     assert not np.array_equal(cell_of, other), "another draw put the borders in the same places"
 
 
-@pytest.mark.parametrize("n, offset, breadth, insertion", [(400, 0, 1, False), (373, 61, 1, False),
-                                                            (373, 61, 3, False), (400, 0, 1, True),
-                                                            (373, 61, 1, True)])
-def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset, breadth, insertion):  # noqa: F811
-    """(breadth 3: the chains' second step tries three candidates, a wider search;
-    insertion: segment insertions of any length too)"""
+@pytest.mark.parametrize("n, offset", [(400, 0), (373, 61)])
+def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset):  # noqa: F811
     inst = _uniform(n, n)
-    rounds = Rounds(rt, inst, breadth=breadth, insertion=insertion)
+    rounds = Rounds(rt, inst)
     start = _greedy(rt, inst)
     out, gain, _, cell_of = rounds.run(start, 0, offset, True, 0)
     assert sorted(out.tolist()) == list(range(n))
@@ -183,38 +157,19 @@ def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset, breadth
     for cell, pieces in _pieces(out, cell_of, offset).items():
         if sum(map(len, pieces)) < 8:
             continue
-        found = list(_improving_moves(inst, pieces, lists, insertion))
+        found = list(_improving_moves(inst, pieces, lists))
         assert not found, f"cell {cell}: improving moves left {found[:3]}"
         assert len(pieces) <= len(before[cell])
 
 
-def test_segment_insertions_take_what_the_other_moves_leave(rt):  # noqa: F811
-    """On this instance a descent without insertions leaves improving segment insertions
-    (so the host check can fail); with them, none is left."""
-    inst = _uniform(250, 257)
-    start = _greedy(rt, inst)
-    left = {}
-    for insertion in (False, True):
-        rounds = Rounds(rt, inst, insertion=insertion)
-        out, gain, _, cell_of = rounds.run(start, 0, 5, True, 0)
-        assert inst.tour_length(start) - inst.tour_length(out) == gain
-        left[insertion] = sum(kind == "insertion"
-                              for pieces in _pieces(out, cell_of, 5).values()
-                              if sum(map(len, pieces)) >= 8
-                              for kind, _ in _improving_moves(inst, pieces, rounds.lists(), True))
-    assert left[False] > 0 and left[True] == 0, left
-
-
-@pytest.mark.parametrize("make, cells, cell, copies, insertion", [
-    (_uniform, "kd", CELL, 0, False), (_matrix, "tour", CELL, 0, False), (_uniform, "kd", 150, 0, False),
-    (_uniform, "kd", 150, 1, False), (_uniform, "kd", CELL, 0, True), (_matrix, "tour", CELL, 0, True)])
-def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, make, cells, cell, copies,  # noqa: F811
-                                                                           insertion):
+@pytest.mark.parametrize("make, cells, cell, copies", [(_uniform, "kd", CELL, 0), (_matrix, "tour", CELL, 0),
+                                                       (_uniform, "kd", 150, 0), (_uniform, "kd", 150, 1)])
+def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, make, cells, cell, copies):  # noqa: F811
     """(cells of 150 on 300 cities: several copies of each cell, the best one kept; or
-    one work-group a cell; insertion: segment insertions too)"""
+    one work-group a cell)"""
     n = 300
     inst = make(n, 3)
-    rounds = Rounds(rt, inst, cells=cells, cell=cell, copies=copies, insertion=insertion)
+    rounds = Rounds(rt, inst, cells=cells, cell=cell, copies=copies)
     assert copies == 0 or rounds.cells.most_copies == copies
     assert rounds.cells.kd == (cells == "kd")
     order = _greedy(rt, inst)

@@ -41,19 +41,16 @@ class BatchParams:
     """Many small instances at once, one work-group each: nearest-neighbour start, then
     pils' iterated local search on the whole tour in local memory."""
 
-    kicks: str = param("100n", "kicks per instance: a count or a multiple of its n (100n)")
+    kicks: str = param("30n", "kicks per instance: a count or a multiple of its n (30n)")
     launch_kicks: int = param(256, "kicks per instance per launch (the time limit is checked "
                               "between launches)")
     candidates: int = param(8, "nearest cities per city the search tries (1 to 16)")
-    bridges: float = param(0.0, "share of the kicks that are double bridges; the others move "
+    bridges: float = param(1.0, "share of the kicks that are double bridges; the others move "
                            "a chain next to a city near it")
     window: int = param(200, "cities a chain kick moves at most")
-    walk: int = param(40, "steps of each random walk over the candidates that finds a kick's "
+    walk: int = param(0, "steps of each random walk over the candidates that finds a kick's "
                       "cities (0: any city of the instance)")
     depth: int = param(6, "2-opt steps of the Lin-Kernighan chains (0: 2-opt and Or-opt only)")
-    breadth: int = param(1, "alternatives tried for a chain's second step (1 to 8)")
-    insertion: bool = param(False, "also segment insertions: the cities between a city and its "
-                            "candidate move next to a candidate of their end (any length)")
     group: int = param(64, "work-items of an instance's work-group: 32, 64, 128 or 256")
 
     def __post_init__(self):
@@ -65,7 +62,6 @@ class BatchParams:
         check_count("window", self.window, 3, 65535)
         check_count("walk", self.walk, 0, 1000)
         check_count("depth", self.depth, 0, 16)
-        check_count("breadth", self.breadth, 1, 8)
         if self.group not in (32, 64, 128, 256):
             raise UsageError(f"group must be 32, 64, 128 or 256 (got {self.group!r})")
 
@@ -142,8 +138,7 @@ def _solve_wave(rt: Runtime, wave: list[Instance], p: BatchParams, seed: int,
     group = min(p.group, rt.limits.max_work_group)
     defines = {"METRIC": wave[0].metric_code, "M": p.candidates,
                "L_MAX": size_class(max(inst.n for inst in wave), most), "WG": group,
-               "QCAP": QUEUE_SLOTS, "LOCAL_XY": 1, "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth,
-               "LK_BREADTH": p.breadth, "INSERTION": int(p.insertion)}
+               "QCAP": QUEUE_SLOTS, "LOCAL_XY": 1, "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
     start = rt.kernel("batch", "batch_start", defines)
     search = rt.kernel("batch", "batch_search", defines)
     if rt.work_group_size(search, group) < group:

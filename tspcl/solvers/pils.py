@@ -76,9 +76,6 @@ class SegmentIlsParams:
                       "cities (linkern's walk kick; 0: any city of the cell)")
     depth: int = param(6, "2-opt steps of the cells' Lin-Kernighan chains (0: 2-opt and Or-opt "
                        "only)")
-    breadth: int = param(1, "alternatives tried for a chain's second step in the cells (1 to 8)")
-    insertion: bool = param(False, "the cells also try segment insertions: the cities between "
-                            "a city and its candidate move next to a candidate of their end")
     candidates: int = param(8, "candidates per city in the cells' search (1 to 16)")
     candidate_kind: str = param("quadrant", "candidate lists: quadrant or knn")
     polish: str = param("lk", "the whole-tour local search between rounds: 2opt, oropt, "
@@ -104,7 +101,6 @@ class SegmentIlsParams:
         check_count("window", self.window, 3, 65535)
         check_count("walk", self.walk, 0, 1000)
         check_count("depth", self.depth, 0, 16)
-        check_count("breadth", self.breadth, 1, 8)
         check_count("candidates", self.candidates, 1, 16)
         check_count("polish_candidates", self.polish_candidates, 1, 50)
         check_count("polish_every", self.polish_every, 1)
@@ -254,8 +250,7 @@ class DeviceCells:
         self.size, self.kd, self.target, self.most_copies = (layout.size, layout.kd, layout.target,
                                                              layout.most_copies)
         defines = {"M": m, "L_MAX": layout.fits, "WG": self.group, "QCAP": QUEUE_SLOTS,
-                   "LOCAL_XY": int(local_xy(inst)), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth,
-                   "LK_BREADTH": p.breadth, "INSERTION": int(p.insertion)}
+                   "LOCAL_XY": int(local_xy(inst)), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
         names = ("pils_round", "pils_pick", "pils_round_gain", "pils_positions", "pils_tour_cells",
                  "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply")
