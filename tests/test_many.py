@@ -161,3 +161,23 @@ def test_solve_many_runs_a_named_algorithm_one_by_one(tmp_path):
     rows = read_summary(tmp_path / "out")
     assert [(r["name"], r["algorithm"], r["status"]) for r in rows] == [
         ("uniform9-3", "nn", "ok"), ("uniform9-4", "nn", "ok")]
+
+
+def test_solve_many_sends_batched_instances_to_a_local_cluster_in_chunks(tmp_path, capsys):
+    """Two workers, each solving chunks of the batched instances on its device: the same
+    tours and summary as the serial run (an instance's tour does not depend on which
+    others share its launch)."""
+    pytest.importorskip("distributed")
+    write_many(generate_many("uniform", 11, 6, seed=4), str(tmp_path / "six.tsp"))
+    options = ManyOptions(iterations="4n", device="cpu")
+    solve_many([str(tmp_path / "six.tsp")], str(tmp_path / "serial"), options)
+    solve_many([str(tmp_path / "six.tsp")], str(tmp_path / "cluster"), options,
+               cluster="local", workers=2)
+    assert "many per launch on the local cluster's workers" in capsys.readouterr().err
+    serial, cluster = read_summary(tmp_path / "serial"), read_summary(tmp_path / "cluster")
+    assert len(cluster) == 6 and all(r["algorithm"] == "batch" for r in cluster)
+    keep = ("name", "length", "status", "tour_sha256")
+    assert [[r[k] for k in keep] for r in cluster] == [[r[k] for k in keep] for r in serial]
+    for r in cluster:
+        assert (tmp_path / "cluster" / f"{r['name']}.tour").read_text() == \
+            (tmp_path / "serial" / f"{r['name']}.tour").read_text()

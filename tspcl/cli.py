@@ -397,9 +397,10 @@ def solve_many(
     fresh: bool = typer.Option(False, "--fresh", help="Start over: move the journal aside "
                                "(summary.jsonl.N) instead of resuming from it."),
     cluster: Optional[str] = typer.Option(
-        None, "--cluster", metavar="local", help="Solve the instances that run alone on a local "
-                                                 "Dask cluster, one worker per OpenCL device "
-                                                 "(tspcl[cluster])."),
+        None, "--cluster", metavar="local", help="Solve on a local Dask cluster, one worker per "
+                                                 "OpenCL device (tspcl[cluster]): batched "
+                                                 "instances in chunks, two a worker, the "
+                                                 "others one by one."),
     workers: Optional[int] = typer.Option(
         None, "--workers", min=1, help="With --cluster local: this many workers."),
     scheduler: Optional[str] = typer.Option(

@@ -46,13 +46,16 @@ RETRIES = 1            # further tries of a task that raised
 
 class DaskRunner:
     """Submits every task to a Dask client and yields the entries as they finish; the
-    client comes from ``connect()`` when there is a first task to run."""
+    client comes from ``connect()`` when there is a first task to run.  ``workers``: how
+    many a local cluster has (None: a running cluster's, not known here)."""
 
-    def __init__(self, connect: Callable[[], object], description: str, device: str | None):
+    def __init__(self, connect: Callable[[], object], description: str, device: str | None,
+                 workers: int | None = None):
         self.connect = connect
         self.client = None
         self.description = description
         self.device = device   # what tasks carry as their device (None: the worker's)
+        self.workers = workers
 
     def run(self, tasks: Sequence, execute: Callable[[object], dict]) -> Iterator[Entry]:
         from distributed import as_completed
@@ -174,7 +177,8 @@ def open_runner(cluster: str | None, scheduler: str | None, workers: int | None,
 
         used = ", ".join(dict.fromkeys(devices[i % len(devices)] for i in range(count)))
         yield DaskRunner(connect, f"a local Dask cluster of {count} worker"
-                                  f"{'s' if count > 1 else ''} (devices {used})", None)
+                                  f"{'s' if count > 1 else ''} (devices {used})", None,
+                         workers=count)
 
 
 __all__ = [

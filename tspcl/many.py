@@ -16,7 +16,8 @@ come in) and ``summary.jsonl``, the journal.  A rerun skips the instances whose 
 entry is ok and whose tour file exists.
 
 With ``--algo auto`` the instances that fit one work-group (:mod:`tspcl.solvers.batch`)
-are solved many per launch in this process, on its device (``-i``: kicks per instance,
+are solved many per launch: in this process, on its device, or with ``--cluster local``
+in chunks (two a worker), each on its worker's device (``-i``: kicks per instance,
 default 30n; ``-t``: seconds each wave of them searches at most, the instances of a
 wave searching at once; a row's wall is its share of its wave's); every other instance
 runs alone as ``tspcl solve --algo auto`` would (``-t`` its time limit), in this process
@@ -204,38 +205,98 @@ def failed_row(task: InstanceTask, reason: str) -> dict:
 
 
 # ---- the batch path --------------------------------------------------------------------------
+def solve_wave(rt, tasks: list[InstanceTask], params, options: ManyOptions) -> list[Entry]:
+    """Solve the tasks' instances together with the batch kernels on ``rt``
+    (:func:`tspcl.solvers.batch.solve_batch`, a wave at a time) and write their tours; an
+    entry per task (a wave that raises: its tasks failed, with the reason)."""
+    from .optima import known_optimum
+    from .solvers.batch import most_cities, solve_batch, waves
+    from .tsplib import format_tour
+
+    instances = [problems_of(t.source)[t.index] for t in tasks]
+    entries = []
+    for wave in waves(instances, most_cities(rt, params)):
+        began = time.perf_counter()
+        try:
+            tours = solve_batch(rt, [instances[i] for i in wave], params, options.seed,
+                                options.time_limit)
+        except Exception as e:  # noqa: BLE001 - a failed wave is rows, not the end
+            entries += [Entry(tasks[i].key, FAILED, reason=failure_reason(e)) for i in wave]
+            continue
+        share = (time.perf_counter() - began) / len(wave)
+        for i, tour in zip(wave, tours):
+            task, inst = tasks[i], instances[i]
+            write_tour(task, format_tour(tour.order, inst.name,
+                                         f"length {tour.length}; algorithm {BATCH}; seed "
+                                         f"{options.seed}; kicks {tour.kicks}; device "
+                                         f"{rt.name}; tspcl solve-many"))
+            entries.append(Entry(task.key, OK, {"row": row(task, BATCH, tour.length,
+                                                           known_optimum(inst), share,
+                                                           tour.order)}))
+    return entries
+
+
 class BatchRunner:
     """A campaign runner (:func:`tspcl.campaign.run_tasks`) that solves its tasks together
-    with the batch kernels (:func:`tspcl.solvers.batch.solve_batch`), a wave at a time, on
-    this process's device (a wave that raises is failed entries, with the reason);
-    ``execute`` is unused: the batch is the execution."""
+    on this process's device (:func:`solve_wave`); ``execute`` is unused: the batch is
+    the execution."""
 
     def __init__(self, rt, params, options: ManyOptions):
         self.rt, self.params, self.options = rt, params, options
 
     def run(self, tasks, execute):
-        from .optima import known_optimum
-        from .solvers.batch import most_cities, solve_batch, waves
-        from .tsplib import format_tour
+        from .solvers.batch import most_cities, waves
 
         instances = [problems_of(t.source)[t.index] for t in tasks]
         for wave in waves(instances, most_cities(self.rt, self.params)):
-            began = time.perf_counter()
-            try:
-                tours = solve_batch(self.rt, [instances[i] for i in wave], self.params,
-                                    self.options.seed, self.options.time_limit)
-            except Exception as e:  # noqa: BLE001 - a failed wave is rows, not the end
-                yield from (Entry(tasks[i].key, FAILED, reason=failure_reason(e)) for i in wave)
-                continue
-            share = (time.perf_counter() - began) / len(wave)
-            for i, tour in zip(wave, tours):
-                task, inst = tasks[i], instances[i]
-                write_tour(task, format_tour(tour.order, inst.name,
-                                             f"length {tour.length}; algorithm {BATCH}; seed "
-                                             f"{self.options.seed}; kicks {tour.kicks}; device "
-                                             f"{self.rt.name}; tspcl solve-many"))
-                yield Entry(task.key, OK, {"row": row(task, BATCH, tour.length,
-                                                      known_optimum(inst), share, tour.order)})
+            yield from solve_wave(self.rt, [tasks[i] for i in wave], self.params, self.options)
+
+
+@dataclass(frozen=True)
+class ChunkTask:
+    """Batched instances that one worker solves together (:func:`execute_chunk`)."""
+
+    key: str
+    members: tuple          # the InstanceTasks
+    params: object          # BatchParams
+
+
+def execute_chunk(chunk: ChunkTask) -> dict:
+    """Solve a chunk on this worker's device (its ``$TSPCL_DEVICE``, or the options'); the
+    record holds an entry per instance."""
+    from .campaign import process_runtime
+
+    options = chunk.members[0].options
+    entries = solve_wave(process_runtime(options.device), list(chunk.members), chunk.params,
+                         options)
+    return {"entries": [(e.key, e.status, e.record, e.reason) for e in entries]}
+
+
+class ChunkRunner:
+    """A campaign runner that sends batched instances to a cluster's workers in chunks
+    (about ``per_worker`` chunks a worker, as many instances each), each chunk solved
+    together on its worker's device (:func:`execute_chunk`) and retried or failed as a
+    whole by the inner runner (:class:`tspcl.cluster.DaskRunner`); yields an entry per
+    instance.  An instance's tour is the same in any chunk (the batch kernels solve each
+    instance alone in its work-group), so a cluster run gives the serial run's tours."""
+
+    def __init__(self, inner, params, workers: int, per_worker: int = 2):
+        self.inner, self.params = inner, params
+        self.chunks = max(1, workers * per_worker)
+
+    def run(self, tasks, execute):
+        size = -(-len(tasks) // self.chunks) if tasks else 1
+        chunks = []
+        for first in range(0, len(tasks), size):
+            members = tuple(tasks[first:first + size])
+            key = "chunk " + hashlib.sha256("\n".join(t.key for t in members).encode()).hexdigest()
+            chunks.append(ChunkTask(key, members, self.params))
+        for entry in self.inner.run(chunks, execute_chunk):
+            chunk = next(c for c in chunks if c.key == entry.key)
+            if entry.ok:
+                yield from (Entry(*fields) for fields in entry.record["entries"])
+            else:
+                yield from (Entry(t.key, FAILED, reason=entry.reason) for t in chunk.members)
 
 
 def batch_params(options: ManyOptions):
@@ -304,8 +365,9 @@ def solve_many(inputs: list[str], out_dir: str, options: ManyOptions, cluster: s
         batched = [t for t in tasks if t.key in fit]
         alone = [t for t in tasks if t.key not in fit]
         if batched:
+            where = "on the local cluster's workers" if cluster else f"on {rt.name}"
             note(f"tspcl: {len(batched)} instances of {len(tasks)} fit one work-group (up to "
-                 f"{most} cities): the batch kernel solves them many per launch on {rt.name}"
+                 f"{most} cities): the batch kernel solves them many per launch {where}"
                  + (f"; the other {len(alone)} run one by one" if alone else ""))
 
     def write(entries: dict[str, Entry]) -> None:
@@ -318,12 +380,13 @@ def solve_many(inputs: list[str], out_dir: str, options: ManyOptions, cluster: s
         gap = "" if r["gap_percent"] is None else f" gap {r['gap_percent']:.2f}%"
         return f"{task.name} ({r['algorithm']}): length {r['length']}{gap}"
 
-    if batched:
-        known.update(run_tasks(batched, execute_instance, journal,
-                               BatchRunner(rt, params, options), write=write,
-                               describe=describe, label="instances (batched)"))
-    if alone:
-        with open_runner(cluster, scheduler, workers, options.device) as runner:
+    with open_runner(cluster, scheduler, workers, options.device) as runner:
+        if batched:
+            together = (BatchRunner(rt, params, options) if runner.workers is None
+                        else ChunkRunner(runner, params, runner.workers))
+            known.update(run_tasks(batched, execute_instance, journal, together, write=write,
+                                   describe=describe, label="instances (batched)"))
+        if alone:
             note(f"tspcl: solving on {runner.description}")
             known.update(run_tasks(alone, execute_instance, journal, runner, write=write,
                                    describe=describe, label="instances"))
