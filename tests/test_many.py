@@ -173,7 +173,7 @@ def test_solve_many_sends_batched_instances_to_a_local_cluster_in_chunks(tmp_pat
     solve_many([str(tmp_path / "six.tsp")], str(tmp_path / "serial"), options)
     solve_many([str(tmp_path / "six.tsp")], str(tmp_path / "cluster"), options,
                cluster="local", workers=2)
-    assert "many per launch on the local cluster's workers" in capsys.readouterr().err
+    assert "in chunks on the local cluster's workers" in capsys.readouterr().err
     serial, cluster = read_summary(tmp_path / "serial"), read_summary(tmp_path / "cluster")
     assert len(cluster) == 6 and all(r["algorithm"] == "batch" for r in cluster)
     keep = ("name", "length", "status", "tour_sha256")
@@ -181,3 +181,36 @@ def test_solve_many_sends_batched_instances_to_a_local_cluster_in_chunks(tmp_pat
     for r in cluster:
         assert (tmp_path / "cluster" / f"{r['name']}.tour").read_text() == \
             (tmp_path / "serial" / f"{r['name']}.tour").read_text()
+
+
+def test_solve_many_batches_on_a_running_cluster(tmp_path, capsys):
+    """--scheduler: this process sizes nothing on a device; the chunks go to the
+    workers, which batch them; the serial run's tours."""
+    distributed = pytest.importorskip("distributed")
+    write_many(generate_many("uniform", 10, 4, seed=8), str(tmp_path / "four.tsp"))
+    options = ManyOptions(iterations="3n", device="cpu")
+    solve_many([str(tmp_path / "four.tsp")], str(tmp_path / "serial"), options)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        solve_many([str(tmp_path / "four.tsp")], str(tmp_path / "running"), options,
+                   scheduler=cluster.scheduler_address)
+    assert "in chunks on the workers' devices" in capsys.readouterr().err
+    keep = ("name", "algorithm", "length", "status", "tour_sha256")
+    assert [[r[k] for k in keep] for r in read_summary(tmp_path / "running")] == \
+        [[r[k] for k in keep] for r in read_summary(tmp_path / "serial")]
+
+
+def test_a_chunk_solves_alone_what_its_device_cannot_batch(tmp_path, monkeypatch):
+    """(a device whose local memory holds 12 cities: the 30-city instance runs alone)"""
+    from tspcl import many
+    from tspcl.solvers import batch
+
+    write_many(generate_many("uniform", 12, 1, seed=2) + generate_many("uniform", 30, 1, seed=3),
+               str(tmp_path / "two.tsp"))
+    options = ManyOptions(iterations="2n", device="cpu")
+    tasks = many.instance_tasks([str(tmp_path / "two.tsp")], str(tmp_path), options)
+    monkeypatch.setattr(batch, "most_cities", lambda rt, p: 12)
+    record = many.execute_chunk(many.ChunkTask("chunk", tuple(tasks), BatchParams(kicks="2n")))
+    rows = {key: rec["row"] for key, status, rec, reason in record["entries"]}
+    assert [rows[t.key]["algorithm"] for t in tasks] == ["batch", "pils"]
+    assert all(rows[t.key]["status"] == "ok" for t in tasks)

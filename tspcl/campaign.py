@@ -165,10 +165,7 @@ class Journal:
 # ---- running tasks -------------------------------------------------------------------------
 class SerialRunner:
     """Runs the tasks one after another in this process; ``device`` is what tasks carry
-    as their device (for :class:`RunTask`), ``description`` what the campaign says of it.
-    ``workers`` is None: no cluster's (:class:`tspcl.cluster.DaskRunner`)."""
-
-    workers = None
+    as their device (for :class:`RunTask`), ``description`` what the campaign says of it."""
 
     def __init__(self, device: str | None = None, description: str = "this process"):
         self.device = device

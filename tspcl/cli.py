@@ -405,8 +405,9 @@ def solve_many(
         None, "--workers", min=1, help="With --cluster local: this many workers."),
     scheduler: Optional[str] = typer.Option(
         None, "--scheduler", metavar="tcp://HOST:PORT",
-        help="Solve every instance alone on a running Dask cluster (the files and --out-dir "
-             "must be reachable there at the same absolute paths)."),
+        help="Solve on a running Dask cluster (the files and --out-dir must be reachable "
+             "there at the same absolute paths); with auto, instances of up to 1024 cities in "
+             "chunks, each worker batching those its device holds."),
 ):
     """Solve every instance of FILES with one algorithm and budget: a TOUR file each and a
     summary table.  Rerunning the command resumes (solved instances are skipped, failed

@@ -57,6 +57,15 @@ class DaskRunner:
         self.device = device   # what tasks carry as their device (None: the worker's)
         self.workers = workers
 
+    def worker_count(self) -> int:
+        """The cluster's workers: a local cluster's count, else those connected now (the
+        client made here if need be; at least 1)."""
+        if self.workers is not None:
+            return self.workers
+        if self.client is None:
+            self.client = self.connect()
+        return max(1, len(self.client.scheduler_info()["workers"]))
+
     def run(self, tasks: Sequence, execute: Callable[[object], dict]) -> Iterator[Entry]:
         from distributed import as_completed
         from distributed.scheduler import KilledWorker

@@ -16,13 +16,14 @@ come in) and ``summary.jsonl``, the journal.  A rerun skips the instances whose 
 entry is ok and whose tour file exists.
 
 With ``--algo auto`` the instances that fit one work-group (:mod:`tspcl.solvers.batch`)
-are solved many per launch: in this process, on its device, or with ``--cluster local``
-in chunks (two a worker), each on its worker's device (``-i``: kicks per instance,
-default 30n; ``-t``: seconds each wave of them searches at most, the instances of a
-wave searching at once; a row's wall is its share of its wave's); every other instance
-runs alone as ``tspcl solve --algo auto`` would (``-t`` its time limit), in this process
-or on the cluster's workers.  With ``--scheduler`` every instance runs alone on the
-cluster's workers (this machine may have no device).
+are solved many per launch: in this process, on its device, or on a cluster in chunks
+(two a worker), each on its worker's device (``-i``: kicks per instance, default 30n;
+``-t``: seconds each wave of them searches at most, the instances of a wave searching at
+once; a row's wall is its share of its wave's); every other instance runs alone as
+``tspcl solve --algo auto`` would (``-t`` its time limit), in this process or on the
+cluster's workers.  With ``--scheduler`` this machine may have no device: the instances
+that may fit (:data:`tspcl.solvers.batch.MAX_CITIES`) go in chunks, and a worker solves
+alone those its device's local memory does not hold.
 """
 
 from __future__ import annotations
@@ -262,30 +263,42 @@ class ChunkTask:
 
 
 def execute_chunk(chunk: ChunkTask) -> dict:
-    """Solve a chunk on this worker's device (its ``$TSPCL_DEVICE``, or the options'); the
+    """Solve a chunk on this worker's device (its ``$TSPCL_DEVICE``, or the options'):
+    together the instances that fit it, alone the others (:func:`execute_instance`); the
     record holds an entry per instance."""
     from .campaign import process_runtime
+    from .solvers.batch import fits, most_cities
 
     options = chunk.members[0].options
-    entries = solve_wave(process_runtime(options.device), list(chunk.members), chunk.params,
-                         options)
+    rt = process_runtime(options.device)
+    most = most_cities(rt, chunk.params)
+    together = [t for t in chunk.members if fits(problems_of(t.source)[t.index], most)]
+    entries = solve_wave(rt, together, chunk.params, options) if together else []
+    batched = {t.key for t in together}
+    for task in chunk.members:
+        if task.key not in batched:
+            try:
+                entries.append(Entry(task.key, OK, execute_instance(task)))
+            except Exception as e:  # noqa: BLE001 - a failed instance is a row
+                entries.append(Entry(task.key, FAILED, reason=failure_reason(e)))
     return {"entries": [(e.key, e.status, e.record, e.reason) for e in entries]}
 
 
 class ChunkRunner:
     """A campaign runner that sends batched instances to a cluster's workers in chunks
-    (about ``per_worker`` chunks a worker, as many instances each), each chunk solved
-    together on its worker's device (:func:`execute_chunk`) and retried or failed as a
+    (``per_worker`` chunks a worker, as many instances each), each chunk solved together
+    on its worker's device (:func:`execute_chunk`) and retried or failed as a
     whole by the inner runner (:class:`tspcl.cluster.DaskRunner`); yields an entry per
     instance.  An instance's tour is the same in any chunk (the batch kernels solve each
     instance alone in its work-group), so a cluster run gives the serial run's tours."""
 
-    def __init__(self, inner, params, workers: int, per_worker: int = 2):
-        self.inner, self.params = inner, params
-        self.chunks = max(1, workers * per_worker)
+    def __init__(self, inner, params, per_worker: int = 2):
+        self.inner, self.params, self.per_worker = inner, params, per_worker
 
     def run(self, tasks, execute):
-        size = -(-len(tasks) // self.chunks) if tasks else 1
+        if not tasks:
+            return
+        size = -(-len(tasks) // max(1, self.inner.worker_count() * self.per_worker))
         chunks = []
         for first in range(0, len(tasks), size):
             members = tuple(tasks[first:first + size])
@@ -340,7 +353,7 @@ def solve_many(inputs: list[str], out_dir: str, options: ManyOptions, cluster: s
     returns every task's entry by key."""
     from .campaign import process_runtime
     from .cluster import open_runner
-    from .solvers.batch import fits, most_cities
+    from .solvers.batch import MAX_CITIES, fits, most_cities
 
     check_options(options)
     files = input_files(inputs)
@@ -357,15 +370,20 @@ def solve_many(inputs: list[str], out_dir: str, options: ManyOptions, cluster: s
         journal.set_aside()
     known = journaled(journal, tasks)
     batched, alone = [], tasks
-    if options.algo == "auto" and scheduler is None:
-        params, rt = batch_params(options), process_runtime(options.device)
-        most = most_cities(rt, params)
+    if options.algo == "auto":
+        params = batch_params(options)
+        if scheduler is None:
+            rt = process_runtime(options.device)
+            most, where = most_cities(rt, params), f"on {rt.name}"
+        else:    # the workers' devices decide (execute_chunk)
+            rt, most, where = None, MAX_CITIES, "on the workers' devices"
+        if cluster or scheduler:
+            where = "in chunks " + ("on the local cluster's workers" if cluster else where)
         fit = {t.key for t in tasks if t.index is not None
                and fits(problems_of(t.source)[t.index], most)}
         batched = [t for t in tasks if t.key in fit]
         alone = [t for t in tasks if t.key not in fit]
         if batched:
-            where = "on the local cluster's workers" if cluster else f"on {rt.name}"
             note(f"tspcl: {len(batched)} instances of {len(tasks)} fit one work-group (up to "
                  f"{most} cities): the batch kernel solves them many per launch {where}"
                  + (f"; the other {len(alone)} run one by one" if alone else ""))
@@ -382,8 +400,8 @@ def solve_many(inputs: list[str], out_dir: str, options: ManyOptions, cluster: s
 
     with open_runner(cluster, scheduler, workers, options.device) as runner:
         if batched:
-            together = (BatchRunner(rt, params, options) if runner.workers is None
-                        else ChunkRunner(runner, params, runner.workers))
+            together = (ChunkRunner(runner, params) if cluster or scheduler
+                        else BatchRunner(rt, params, options))
             known.update(run_tasks(batched, execute_instance, journal, together, write=write,
                                    describe=describe, label="instances (batched)"))
         if alone:
