@@ -1,5 +1,7 @@
-"""Campaigns (tspcl.campaign, tspcl.cluster): the journal, resume, failed runs, and a
-local Dask cluster that loses a worker mid-suite and still gives the serial run's table."""
+"""Campaigns (tspcl.campaign, tspcl.cluster): the journal, resume, failed runs, a local
+Dask cluster that loses a worker mid-suite and still gives the serial run's table, a
+running cluster (--scheduler) that gives it too, and a task that kills its worker every
+time, failed after the allowed deaths."""
 
 from __future__ import annotations
 
@@ -189,3 +191,38 @@ def test_local_cluster_loses_a_worker_and_gives_the_serial_table(tmp_path, monke
     assert len(keys) == len(set(keys)) == 12
     assert all(r["status"] == "ok" for r in rows)
     assert _tours(rows) == _tours(serial)
+
+
+@pytest.mark.slow
+def test_a_running_cluster_gives_the_serial_table(tmp_path, rt):  # noqa: F811
+    """bench --scheduler: the runs go to a cluster started beforehand (two workers)."""
+    distributed = pytest.importorskip("distributed")
+    spec = _spec(tmp_path)
+    serial = run_suite(spec, DEVICE, str(tmp_path / "serial"), figure=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as running:
+        rows = run_suite(spec, DEVICE, str(tmp_path / "running"), figure=False,
+                         scheduler=running.scheduler_address)
+    assert all(r["status"] == "ok" for r in rows)
+    assert _tours(rows) == _tours(serial)
+
+
+@pytest.mark.slow
+def test_a_task_that_kills_its_worker_each_time_fails_after_three_deaths():
+    """A worker that dies is replaced and its task runs again, up to ALLOWED_FAILURES
+    deaths; the next one makes the task a failed entry with the reason, and the other
+    tasks are done."""
+    pytest.importorskip("distributed")
+    from tspcl.cluster import ALLOWED_FAILURES, open_runner
+
+    def execute(task):              # pickled by value: a worker runs it
+        if task.key == "dies":
+            os._exit(3)
+        return {"value": task.key}
+
+    tasks = [types.SimpleNamespace(key=k) for k in ("a", "dies", "b")]
+    with open_runner("local", None, 2, DEVICE or "auto") as runner:
+        entries = {e.key: e for e in runner.run(tasks, execute)}
+    assert entries["a"].ok and entries["b"].ok and entries["a"].record == {"value": "a"}
+    assert entries["dies"].status == FAILED
+    assert entries["dies"].reason == f"KilledWorker: its worker died {ALLOWED_FAILURES + 1} times"
