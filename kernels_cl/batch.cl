@@ -16,7 +16,9 @@
  * by an offset drawn per launch (the path's end edge, which no move changes, moves from
  * launch to launch), runs pils_search.h's iterated local search on it (with `descend`,
  * first to a local optimum from every city; then kicks[g] kicks) and stores the tour
- * back.  The draws are Philox(seed; launch, 0, kick), the same for every instance: an
+ * back (with slack, the best tour of the launch: a launch goes on from a kicked tour up
+ * to slack_milli / 1000 mean edges longer than the best, and the next launch starts from
+ * the best).  The draws are Philox(seed; launch, 0, kick), the same for every instance: an
  * instance's tour is a function of the instance, the seed and its launches' kicks, so it
  * is the same alone as among others.
  *
@@ -123,11 +125,12 @@ __kernel void batch_search(__global const double *restrict g_coords,
                            __global const ushort *restrict cand, __global int *restrict tours,
                            const uint seed_lo, const uint seed_hi, const uint launch,
                            const int descend, const int window, const int walk,
-                           const uint bridge_cut)
+                           const uint bridge_cut, const uint slack_milli)
 {
     __local double2 xy[L_MAX];
     __local ushort path[L_MAX], at[L_MAX], saved[L_MAX], piece[L_MAX], saved_piece[L_MAX],
-        lcand[L_MAX * M], queue[QCAP];
+        best[L_MAX], lcand[L_MAX * M], queue[QCAP];
+    __local long tour_length;
     __local uchar queued[L_MAX];
     __local int keep[QCAP], shared[SHARED_INTS];
     __local long gains[WG];
@@ -148,13 +151,20 @@ __kernel void batch_search(__global const double *restrict g_coords,
     }
     for (int t = lid; t < len * M; t += WG)
         lcand[t] = cand[(long)base * M + t];
-    if (lid == 0)
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
         shared[0] = 0;
+        long sum = SD(path[len - 1], path[0]);
+        for (int p = 0; p + 1 < len; p++)
+            sum += SD(path[p], path[p + 1]);
+        tour_length = sum;
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    path_ils(DIST_ARGS, SEG_PASS, path, at, piece, saved, saved_piece, len, lcand, queue,
-             queued, keep, shared, gains, codes, rkey, launch, 0u, descend, kicks[g], window,
-             walk, bridge_cut);
+    /* slack: slack_milli / 1000 of the tour's mean edge at the launch's start */
+    path_ils(DIST_ARGS, SEG_PASS, path, at, piece, saved, saved_piece, best, len, lcand,
+             queue, queued, keep, shared, gains, codes, rkey, launch, 0u, descend, kicks[g],
+             window, walk, bridge_cut, tour_length * slack_milli / (1000L * len));
 
     for (int p = lid; p < len; p += WG)
         tours[base + p] = path[p];

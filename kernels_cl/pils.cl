@@ -142,9 +142,10 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const i
     barrier(CLK_LOCAL_MEM_FENCE);
 
     const rng_key_t rkey = {seed_lo, seed_hi};
-    const long total = path_ils(DIST_ARGS, SEG_PASS, path, at, piece, saved, saved_piece, len,
-                                lcand, queue, queued, keep, shared, gains, codes, rkey, round,
-                                (uint)g, descend, my_kicks, window, walk, bridge_cut);
+    const long total = path_ils(DIST_ARGS, SEG_PASS, path, at, piece, saved, saved_piece,
+                                saved, len, lcand, queue, queued, keep, shared, gains, codes,
+                                rkey, round, (uint)g, descend, my_kicks, window, walk,
+                                bridge_cut, 0);       /* no slack: `best` is never touched */
 
     /* each position's run start in saved[] and the pieces' growth (one work-item),
      * then the staging */

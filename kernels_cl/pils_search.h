@@ -519,21 +519,29 @@ inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint roun
  * is one loop with one call of path_search and no barrier under a condition): first,
  * with `descend`, passes over the path in chunks of QCAP cities until a whole pass finds
  * nothing; then `kicks` kicks, kick k drawn as kick_move(key, round, g, k), each undone
- * when the local search after it does not make up for its cost.  saved and saved_piece
- * are scratch (len entries).  Paths under 8 cities are left as they are.  Returns how
- * much shorter the path is, the same in every work-item. */
+ * when the path after its local search is longer than the best path so far by more than
+ * `slack` (0: longer than before the kick; linkern's rule); with slack, the search goes on
+ * from a kept path that is longer than the best (as the whole-tour ILS's accept=better
+ * slack does), the best is kept in `best` (len entries, untouched at slack 0) and comes
+ * back at the end: for a path of one piece only (pieces are not kept with it).  saved and
+ * saved_piece are scratch (len entries).  Paths under 8 cities are left as they are.
+ * Returns how much shorter the path is, the same in every work-item. */
 inline long path_ils(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
                      __local ushort *restrict at, __local ushort *restrict piece,
                      __local ushort *restrict saved, __local ushort *restrict saved_piece,
-                     const int len, __local const ushort *restrict lcand,
+                     __local ushort *restrict best, const int len,
+                     __local const ushort *restrict lcand,
                      __local ushort *queue, __local uchar *queued, __local int *keep,
                      __local int *shared, __local long *gains, __local uint *codes,
                      const rng_key_t rkey, const uint round, const uint g, const int descend,
-                     const int kicks, const int window, const int walk, const uint bridge_cut)
+                     const int kicks, const int window, const int walk, const uint bridge_cut,
+                     const long slack)
 {
     const int lid = get_local_id(0);
-    long total = 0, pass = 0;
+    long total = 0, pass = 0, best_total = 0;   /* how much shorter the path is, and the best */
     int from = descend ? 0 : len, kick = 0;
+    for (int i = lid; i < (slack > 0 ? len : 0); i += WG)
+        best[i] = path[i];
     while (len >= 8) {
         if (from >= len && pass > 0) {        /* a pass found moves: another pass */
             from = 0;
@@ -561,7 +569,8 @@ inline long path_ils(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
             queue_ends(path, len, queue, queued, &shared[0], count, lo, hi);
         const long found = path_search(DIST_ARGS, SEG_PASS, path, at, piece, len, lcand, queue,
                                        queued, keep, shared, gains, codes);
-        const int undo = kicking && found < cost;    /* the kick made it longer */
+        const long after = total + found - cost;     /* with the kick kept */
+        const int undo = kicking && best_total - after > slack;
         for (int i = lid; i < (undo ? len : 0); i += WG) {
             path[i] = saved[i];
             at[saved[i]] = (ushort)i;
@@ -569,10 +578,18 @@ inline long path_ils(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         pass += kicking ? 0 : found;
-        total += !kicking ? found : undo ? 0 : found - cost;
+        total = undo ? total : after;
+        for (int i = lid; i < (slack > 0 && total > best_total ? len : 0); i += WG)
+            best[i] = path[i];
+        best_total = max(best_total, total);
         kick += kicking;
     }
-    return total;
+    for (int i = lid; i < (best_total > total ? len : 0); i += WG) {   /* the best back */
+        path[i] = best[i];
+        at[best[i]] = (ushort)i;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return best_total;
 }
 
 #endif

@@ -392,7 +392,7 @@ def solve_many(
     iterations: Optional[str] = typer.Option(
         None, "--iterations", "-i", help="Iteration budget per instance, as solve's (batched "
                                          "instances: kicks, a count or a multiple of n; "
-                                         "default 30n)."),
+                                         "default 20n)."),
     device: Optional[str] = typer.Option(None, "--device", "-d", help="As for solve."),
     fresh: bool = typer.Option(False, "--fresh", help="Start over: move the journal aside "
                                "(summary.jsonl.N) instead of resuming from it."),

@@ -17,7 +17,7 @@ entry is ok and whose tour file exists.
 
 With ``--algo auto`` the instances that fit one work-group (:mod:`tspcl.solvers.batch`)
 are solved many per launch: in this process, on its device, or on a cluster in chunks
-(two a worker), each on its worker's device (``-i``: kicks per instance, default 30n;
+(two a worker), each on its worker's device (``-i``: kicks per instance, default 20n;
 ``-t``: seconds each wave of them searches at most, the instances of a wave searching at
 once; a row's wall is its share of its wave's); every other instance runs alone as
 ``tspcl solve --algo auto`` would (``-t`` its time limit), in this process or on the

@@ -3,15 +3,16 @@
 An instance fits when it has MIN_CITIES to MAX_CITIES cities (beyond, pils' cells search
 a tour with many work-groups at once, where one work-group would run its kicks one after
 another), its tour fits one work-group's local memory (the bound pils' cells have,
-:func:`tspcl.solvers.pils.longest_cell`: batch_search keeps a subset of pils_round's
-arrays) and it has 2-D coordinates of a metric other than GEO.  Fitting instances are
+:func:`tspcl.solvers.pils.longest_cell`: batch_search's arrays take fewer bytes a city
+than pils_round's) and it has 2-D coordinates of a metric other than GEO.  Fitting instances are
 solved in waves of at most WAVE_CITIES cities, grouped by metric and by size class (the
 kernels are built for the class's largest instance, LOCAL_SIZES, so small instances take
 little local memory and many run on a compute unit at once).  In a wave every instance
 gets its candidate lists and a nearest-neighbour tour (batch_start), then launches of
 ``launch_kicks`` kicks each (batch_search: pils' iterated local search on the whole
-tour) until its kick budget is spent or the time limit passes (checked between
-launches).  The tours stay on the device between launches and are read at the end;
+tour, going on from kicked tours up to ``slack`` mean edges longer than the launch's
+best, each launch ending on its best) until its kick budget is spent or the time limit
+passes (checked between launches).  The tours stay on the device between launches and are read at the end;
 their lengths are computed exactly here.
 """
 
@@ -41,9 +42,10 @@ class BatchParams:
     """Many small instances at once, one work-group each: nearest-neighbour start, then
     pils' iterated local search on the whole tour in local memory."""
 
-    kicks: str = param("30n", "kicks per instance: a count or a multiple of its n (30n)")
-    launch_kicks: int = param(256, "kicks per instance per launch (the time limit is checked "
-                              "between launches)")
+    kicks: str = param("20n", "kicks per instance: a count or a multiple of its n (20n)")
+    launch_kicks: int = param(128, "kicks per instance per launch (the time limit is checked "
+                              "between launches; a launch keeps one edge of the tour, which "
+                              "the next one moves)")
     candidates: int = param(8, "nearest cities per city the search tries (1 to 16)")
     bridges: float = param(1.0, "share of the kicks that are double bridges; the others move "
                            "a chain next to a city near it")
@@ -51,6 +53,9 @@ class BatchParams:
     walk: int = param(0, "steps of each random walk over the candidates that finds a kick's "
                       "cities (0: any city of the instance)")
     depth: int = param(6, "2-opt steps of the Lin-Kernighan chains (0: 2-opt and Or-opt only)")
+    slack: float = param(4.0, "go on from a kicked tour up to this many mean edges (length / n) "
+                         "longer than the launch's best (0: only from one no longer than "
+                         "the current)")
     group: int = param(64, "work-items of an instance's work-group: 32, 64, 128 or 256")
 
     def __post_init__(self):
@@ -62,6 +67,8 @@ class BatchParams:
         check_count("window", self.window, 3, 65535)
         check_count("walk", self.walk, 0, 1000)
         check_count("depth", self.depth, 0, 16)
+        if not 0 <= self.slack <= 100:
+            raise UsageError(f"slack must be 0 to 100 mean edges (got {self.slack})")
         if self.group not in (32, 64, 128, 256):
             raise UsageError(f"group must be 32, 64, 128 or 256 (got {self.group!r})")
 
@@ -166,7 +173,7 @@ def _solve_wave(rt: Runtime, wave: list[Instance], p: BatchParams, seed: int,
         search(q, (len(active) * group,), (group,), coords_buf, first_buf,
                rt.to_device(active), rt.to_device(kicks), cand, tours,
                seed & 0xFFFFFFFF, seed >> 32, launch, int(launch == 0), p.window, p.walk,
-               round(p.bridges * BRIDGE_SCALE))
+               round(p.bridges * BRIDGE_SCALE), round(p.slack * 1000))
         q.finish()
         done[active] += kicks
         launch += 1
