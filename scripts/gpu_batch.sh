@@ -2,7 +2,7 @@
 # A batch of steps on the GPU machine (see ../shared/device/README.md), read from a table:
 #     bash scripts/gpu_batch.sh FAMILY        e.g. STEPS="tests suites" SUITES=ils bash ... localsearch
 # FAMILY names scripts/gpu/FAMILY.steps (foundation, localsearch, neighborhood, mmas, acs,
-# acs_large, acs_reads, ga); its heading comment says what the batch does and which
+# acs_large, acs_reads, ga, many); its heading comment says what the batch does and which
 # settings its steps read from the environment.  Run from the project root with .whl and
 # .bench (a copy of ../shared/instances under .bench/instances) carried along;
 # scripts/device_prelude.sh installs the wheels and defines step and run_suite; results

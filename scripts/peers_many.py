@@ -6,7 +6,8 @@ linkern's total wall time and mean length, and per sampled instance LKH's length
 The peers are references only (../shared/peers): this script runs their binaries and
 reads the lengths of the tours they write; nothing of theirs is kept in the project.
 
-    python scripts/peers_many.py u100/ --bin .peers/bin --jobs 16 --sample 200 --lengths out.json
+    python scripts/peers_many.py u100/ --bin .peers/bin --jobs 16 --sample 200 --lengths out.json \
+        --ours tours.txt
 """
 
 from __future__ import annotations
@@ -47,6 +48,29 @@ def lkh_length(binary: Path, problem: Path, work: Path, seed: int) -> int:
     return int(read_problem(str(problem)).tour_length(read_tour(str(tour)).order))
 
 
+def compare(path: str, names: list[str], lk: list[int], ref: list[int]) -> dict:
+    """Our lengths (a `name length city...` line an instance) against linkern's, and both
+    against LKH's on the sample, over the instances both solved."""
+    ours = {}
+    with open(path) as f:
+        for line in f:
+            name, length = line.split()[:2]
+            ours[name] = int(length)
+    both = [i for i, name in enumerate(names) if name in ours]
+    me = np.array([ours[names[i]] for i in both], np.int64)
+    them = np.array([lk[i] for i in both], np.int64)
+    sample = [i for i in both if i < len(ref)]
+    best = np.array([ref[i] for i in sample], np.int64)
+    mine = np.array([ours[names[i]] for i in sample], np.int64)
+    return {"ours": path, "instances": len(both), "ours_mean": float(me.mean()),
+            "linkern_mean": float(them.mean()), "ours_shorter": int((me < them).sum()),
+            "equal": int((me == them).sum()), "sample": len(sample),
+            "ours_gap_to_lkh_percent": float(100 * (mine.sum() / best.sum() - 1)),
+            "linkern_gap_to_lkh_percent": float(
+                100 * (np.array([lk[i] for i in sample]).sum() / best.sum() - 1)),
+            "ours_at_lkh": int((mine <= best).sum())}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", help="a folder of TSPLIB files (tspcl gen --count N -o FOLDER)")
@@ -55,6 +79,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--sample", type=int, default=200, help="instances LKH solves (the first)")
     ap.add_argument("--lengths", help="write {name: [linkern, lkh or null]} here")
+    ap.add_argument("--ours", nargs="*", default=[], metavar="TOURS",
+                    help="files of scripts/many_small.py --tours: one more JSON line each, "
+                         "its mean against linkern's and both against LKH on the sample")
     a = ap.parse_args()
     files = sorted(Path(a.folder).glob("*.tsp"), key=lambda p: p.name)
     bins = Path(a.bin)
@@ -73,6 +100,8 @@ def main() -> None:
     if a.lengths:
         Path(a.lengths).write_text(json.dumps(
             {name: [lk[i], ref[i] if i < len(ref) else None] for i, name in enumerate(names)}))
+    for path in a.ours:
+        print(json.dumps(compare(path, names, lk, ref)))
     print(json.dumps({
         "instances": len(files), "jobs": a.jobs, "linkern_wall_s": round(linkern_s, 3),
         "linkern_mean_length": float(np.mean(lk)), "lkh_sample": len(ref),
