@@ -4,6 +4,7 @@ solve-many's outputs, resume and failures (PoCL, tiny instances)."""
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import os
 
@@ -122,7 +123,7 @@ def test_batch_launches_end_on_their_best_tour(rt, slack):
             assert sorted(tour.order.tolist()) == list(range(inst.n))
             assert tour.length == inst.tour_length(tour.order)
         lengths.append([t.length for t in tours])
-    assert all(a >= b for x, y in zip(lengths, lengths[1:]) for a, b in zip(x, y))
+    assert all(a >= b for x, y in itertools.pairwise(lengths) for a, b in zip(x, y))
 
 
 # ---- solve-many -----------------------------------------------------------------------------
