@@ -154,9 +154,9 @@ __kernel void batch_search(__global const double *restrict g_coords,
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
         shared[0] = 0;
-        long sum = SD(path[len - 1], path[0]);
-        for (int p = 0; p + 1 < len; p++)
-            sum += SD(path[p], path[p + 1]);
+        long sum = 0;                   /* the tour's length, for the slack only */
+        for (int p = 0; slack_milli > 0 && p < len; p++)
+            sum += SD(path[p], path[p + 1 < len ? p + 1 : 0]);
         tour_length = sum;
     }
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -22,7 +22,7 @@ import numpy as np
 
 from tspcl.device import Runtime
 from tspcl.gen import generate_many, write_many
-from tspcl.params import convert, field_name
+from tspcl.params import typed_values
 from tspcl.solvers.batch import BatchParams, solve_batch
 
 
@@ -42,11 +42,7 @@ def main() -> None:
     if a.write:
         write_many(instances, a.write)
     rt = Runtime.from_spec(a.device)
-    fields = {}
-    for kv in a.param:
-        key, _, raw = kv.partition("=")
-        name = field_name(BatchParams, key, "batch")
-        fields[name] = convert(BatchParams, name, raw, key)
+    fields = typed_values(BatchParams, dict(kv.partition("=")[::2] for kv in a.param), "batch")
     p = BatchParams(**fields)
     began = time.perf_counter()
     solve_batch(rt, instances[:1], p, a.seed)          # builds the kernels

@@ -206,23 +206,23 @@ def failed_row(task: InstanceTask, reason: str) -> dict:
 
 
 # ---- the batch path --------------------------------------------------------------------------
-def solve_wave(rt, tasks: list[InstanceTask], params, options: ManyOptions) -> list[Entry]:
+def solve_together(rt, tasks: list[InstanceTask], params, options: ManyOptions):
     """Solve the tasks' instances together with the batch kernels on ``rt``
-    (:func:`tspcl.solvers.batch.solve_batch`, a wave at a time) and write their tours; an
-    entry per task (a wave that raises: its tasks failed, with the reason)."""
+    (:func:`tspcl.solvers.batch.solve_batch`, a wave at a time) and write their tours;
+    yields an entry per task as its wave ends (a wave that raises: its tasks failed, with
+    the reason)."""
     from .optima import known_optimum
     from .solvers.batch import most_cities, solve_batch, waves
     from .tsplib import format_tour
 
     instances = [problems_of(t.source)[t.index] for t in tasks]
-    entries = []
     for wave in waves(instances, most_cities(rt, params)):
         began = time.perf_counter()
         try:
             tours = solve_batch(rt, [instances[i] for i in wave], params, options.seed,
                                 options.time_limit)
         except Exception as e:  # noqa: BLE001 - a failed wave is rows, not the end
-            entries += [Entry(tasks[i].key, FAILED, reason=failure_reason(e)) for i in wave]
+            yield from (Entry(tasks[i].key, FAILED, reason=failure_reason(e)) for i in wave)
             continue
         share = (time.perf_counter() - began) / len(wave)
         for i, tour in zip(wave, tours):
@@ -231,26 +231,20 @@ def solve_wave(rt, tasks: list[InstanceTask], params, options: ManyOptions) -> l
                                          f"length {tour.length}; algorithm {BATCH}; seed "
                                          f"{options.seed}; kicks {tour.kicks}; device "
                                          f"{rt.name}; tspcl solve-many"))
-            entries.append(Entry(task.key, OK, {"row": row(task, BATCH, tour.length,
-                                                           known_optimum(inst), share,
-                                                           tour.order)}))
-    return entries
+            yield Entry(task.key, OK, {"row": row(task, BATCH, tour.length, known_optimum(inst),
+                                                  share, tour.order)})
 
 
 class BatchRunner:
     """A campaign runner (:func:`tspcl.campaign.run_tasks`) that solves its tasks together
-    on this process's device (:func:`solve_wave`); ``execute`` is unused: the batch is
-    the execution."""
+    on this process's device (:func:`solve_together`); ``execute`` is unused: the batch
+    is the execution."""
 
     def __init__(self, rt, params, options: ManyOptions):
         self.rt, self.params, self.options = rt, params, options
 
     def run(self, tasks, execute):
-        from .solvers.batch import most_cities, waves
-
-        instances = [problems_of(t.source)[t.index] for t in tasks]
-        for wave in waves(instances, most_cities(self.rt, self.params)):
-            yield from solve_wave(self.rt, [tasks[i] for i in wave], self.params, self.options)
+        yield from solve_together(self.rt, tasks, self.params, self.options)
 
 
 @dataclass(frozen=True)
@@ -273,7 +267,7 @@ def execute_chunk(chunk: ChunkTask) -> dict:
     rt = process_runtime(options.device)
     most = most_cities(rt, chunk.params)
     together = [t for t in chunk.members if fits(problems_of(t.source)[t.index], most)]
-    entries = solve_wave(rt, together, chunk.params, options) if together else []
+    entries = list(solve_together(rt, together, chunk.params, options))
     batched = {t.key for t in together}
     for task in chunk.members:
         if task.key not in batched:
@@ -299,13 +293,13 @@ class ChunkRunner:
         if not tasks:
             return
         size = -(-len(tasks) // max(1, self.inner.worker_count() * self.per_worker))
-        chunks = []
+        chunks = {}
         for first in range(0, len(tasks), size):
             members = tuple(tasks[first:first + size])
             key = "chunk " + hashlib.sha256("\n".join(t.key for t in members).encode()).hexdigest()
-            chunks.append(ChunkTask(key, members, self.params))
-        for entry in self.inner.run(chunks, execute_chunk):
-            chunk = next(c for c in chunks if c.key == entry.key)
+            chunks[key] = ChunkTask(key, members, self.params)
+        for entry in self.inner.run(list(chunks.values()), execute_chunk):
+            chunk = chunks[entry.key]
             if entry.ok:
                 yield from (Entry(*fields) for fields in entry.record["entries"])
             else:

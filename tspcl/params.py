@@ -64,6 +64,16 @@ def field_name(params_type: type, key: str, solver: str) -> str:
     raise UsageError(f"{solver} has no parameter {key!r} (parameters: {', '.join(names) or 'none'})")
 
 
+def typed_values(params_type: type, values: dict[str, str], solver: str) -> dict:
+    """Field -> typed value of KEY=VALUE strings (renamed keys read as their new names);
+    UsageError naming the key whose name or value is wrong."""
+    typed = {}
+    for key, raw in values.items():
+        name = field_name(params_type, key, solver)
+        typed[name] = convert(params_type, name, raw, key)
+    return typed
+
+
 def convert(params_type: type, name: str, raw: str, key: str):
     """A parameter's value from its text, typed by the field's default (or its
     annotation where the default is None); a float that is not finite is refused."""

@@ -15,7 +15,7 @@ from ..device_instance import DeviceInstance, instance_plan
 from ..errors import UsageError
 from ..instance import Instance
 from ..neighbors import CandidateParams, Candidates, build_candidates, candidate_plan
-from ..params import convert, field_name
+from ..params import convert, typed_values
 from ..stop import AnyOf
 
 PUBLISH_S = 1.0   # a solver reads a better device tour back at most this often (publish_due)
@@ -189,13 +189,8 @@ class SolverSpec:
         return any(f.name == name for f in dataclasses.fields(self.params_type))
 
     def typed(self, values: dict[str, str]) -> dict:
-        """Field -> typed value of KEY=VALUE strings (renamed keys read as their new
-        names); UsageError naming the key whose name or value is wrong."""
-        typed = {}
-        for key, raw in values.items():
-            name = field_name(self.params_type, key, self.name)
-            typed[name] = convert(self.params_type, name, raw, key)
-        return typed
+        """Field -> typed value of KEY=VALUE strings (:func:`tspcl.params.typed_values`)."""
+        return typed_values(self.params_type, values, self.name)
 
     def params_from(self, values: dict[str, str]):
         """Parameters from KEY=VALUE strings, typed by the dataclass's defaults."""
