@@ -226,7 +226,7 @@ def test_a_chunk_solves_alone_what_its_device_cannot_batch(tmp_path, monkeypatch
     write_many(generate_many("uniform", 12, 1, seed=2) + generate_many("uniform", 30, 1, seed=3),
                str(tmp_path / "two.tsp"))
     options = ManyOptions(iterations="2n", device="cpu")
-    tasks = many.instance_tasks([str(tmp_path / "two.tsp")], str(tmp_path), options)
+    tasks, _ = many.instance_tasks([str(tmp_path / "two.tsp")], str(tmp_path), options)
     monkeypatch.setattr(batch, "most_cities", lambda rt, p: 12)
     record = many.execute_chunk(many.ChunkTask("chunk", tuple(tasks), BatchParams(kicks="2n")))
     rows = {key: rec["row"] for key, status, rec, reason in record["entries"]}

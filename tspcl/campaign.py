@@ -19,9 +19,12 @@ a campaign::
   :func:`tspcl.cluster.open_runner`; each yields an :class:`Entry` per task, ``ok`` with
   the record or ``failed`` with the reason (the exception's first line), in the order the
   tasks finish;
-* the **journal** (:class:`Journal`) gets each entry as one JSON line, flushed and
-  fsynced, written by this process only; reading it ignores a line a crash cut short and
-  keeps the last entry of a key.  Tasks whose key has an ``ok`` entry are skipped (said on
+* the **journal** (:class:`Journal`) gets each entry as one JSON line, flushed at once (a
+  crash of the process loses none) and fsynced at most every :data:`SYNC_S` seconds and
+  on closing (a crash of the machine loses at most that last second's entries, whose
+  tasks the rerun repeats; a task's own files are durable before its entry is written),
+  written by this process only; reading it ignores a line a crash cut short and keeps
+  the last entry of a key.  Tasks whose key has an ``ok`` entry are skipped (said on
   stderr); ``failed`` ones run again;
 * ``write(entries)`` (the key's entries, the journal's and the new ones) rewrites the
   campaign's outputs: at most every :data:`REWRITE_S` seconds while entries come in and
@@ -54,6 +57,7 @@ from .errors import OutputError
 
 OK, FAILED = "ok", "failed"
 REWRITE_S = 5.0        # the outputs are rewritten at most this often while entries come in
+SYNC_S = 1.0           # the journal is fsynced at most this often while entries come in
 
 
 # ---- entries and the journal -------------------------------------------------------------
@@ -84,6 +88,7 @@ class Journal:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self._file = None
+        self._synced = 0.0    # time.monotonic() of the last fsync
 
     def read(self) -> dict[str, Entry]:
         """The last entry of each key; lines that are not a whole entry (cut by a crash)
@@ -131,7 +136,8 @@ class Journal:
         return aside
 
     def append(self, entry: Entry) -> None:
-        """Write ``entry`` as one line and make it durable (flush and fsync)."""
+        """Write ``entry`` as one line, flushed; fsynced if the last fsync is
+        :data:`SYNC_S` seconds old (:meth:`close` fsyncs the rest)."""
         if self._file is None:
             self._open()
         line = json.dumps({"key": entry.key, "status": entry.status, "reason": entry.reason,
@@ -139,9 +145,14 @@ class Journal:
         try:
             self._file.write(line + "\n")
             self._file.flush()
-            os.fsync(self._file.fileno())
+            if time.monotonic() - self._synced >= SYNC_S:
+                self._sync()
         except OSError as e:
             raise OutputError(f"{self.path}: cannot write the journal ({e.strerror})") from None
+
+    def _sync(self) -> None:
+        os.fsync(self._file.fileno())
+        self._synced = time.monotonic()
 
     def _open(self) -> None:
         try:
@@ -157,9 +168,15 @@ class Journal:
             raise OutputError(f"{self.path}: cannot open the journal ({e.strerror})") from None
 
     def close(self) -> None:
+        """fsync and close the file (if open)."""
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            try:
+                self._sync()
+            except OSError as e:
+                raise OutputError(f"{self.path}: cannot write the journal ({e.strerror})") from None
+            finally:
+                self._file.close()
+                self._file = None
 
 
 # ---- running tasks -------------------------------------------------------------------------

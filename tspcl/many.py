@@ -37,6 +37,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from .campaign import FAILED, OK, Entry, Journal, failure_reason, note, run_tasks, tour_hash
 from .errors import TspclError, UsageError
 from .version import version_string
@@ -116,18 +118,26 @@ def problems_of(path: str) -> tuple:
 
 
 def problem_sha256(inst) -> str:
-    """The sha256 of the instance's problem text as tspcl writes it."""
-    from .tsplib import format_problem
+    """The sha256 of what defines the instance's tours: its name, kind, weight type and
+    the arrays of its distances (coordinates or matrix) and fixed edges."""
+    digest = hashlib.sha256(f"{inst.name}|{inst.kind}|{inst.weight_type}".encode())
+    for array in (inst.coords, inst.matrix, inst.fixed_edges):
+        if array is not None:
+            digest.update(f"|{array.dtype}{array.shape}|".encode())
+            digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
 
-    return hashlib.sha256(format_problem(inst).encode()).hexdigest()
 
-
-def instance_tasks(files: list[str], out_dir: str, options: ManyOptions) -> list[InstanceTask]:
+def instance_tasks(files: list[str], out_dir: str,
+                   options: ManyOptions) -> tuple[list[InstanceTask], dict]:
     """A task per instance of every file (a file that cannot be read: one task that
-    fails), naming the file by its absolute path; UsageError when two instances have one
-    name (their tours would collide)."""
+    fails), naming the file by its absolute path, and the instances the batch kernels
+    may take (up to :data:`tspcl.solvers.batch.MAX_CITIES` cities) by task key, each file
+    read once; UsageError when two instances have one name (their tours would collide)."""
+    from .solvers.batch import MAX_CITIES
+
     version = version_string()
-    tasks, where = [], {}
+    tasks, where, small = [], {}, {}
     for path in (str(Path(f).absolute()) for f in files):   # workers may run elsewhere
         try:
             problems = problems_of(path)
@@ -144,7 +154,9 @@ def instance_tasks(files: list[str], out_dir: str, options: ManyOptions) -> list
             key = (f"{inst.name} | sha256:{problem_sha256(inst)[:16]} | {options.text()} | "
                    f"{version}")
             tasks.append(InstanceTask(key, path, index, inst.name, inst.n, out_dir, options))
-    return tasks
+            if inst.n <= MAX_CITIES:
+                small[key] = inst
+    return tasks, small
 
 
 # ---- solving one instance ------------------------------------------------------------------
@@ -173,16 +185,18 @@ def execute_instance(task: InstanceTask) -> dict:
     deadline = None if time_limit is None else started + time_limit
     res = solve(inst, spec, params, rt, seed=o.seed, deadline=deadline, iterations=iterations,
                 started=started, chosen=chosen)
-    write_tour(task, format_tour(res.order, inst.name,
+    write_tours([(task, format_tour(res.order, inst.name,
                                  f"length {res.length}; algorithm {spec.name}; seed {o.seed}; "
-                                 f"device {res.device}; tspcl solve-many"))
+                                 f"device {res.device}; tspcl solve-many"))])
     return {"row": row(task, spec.name, res.length, res.optimum, res.wall_s, res.order)}
 
 
-def write_tour(task: InstanceTask, text: str) -> None:
-    from .output import write_atomic
+def write_tours(tours: list[tuple[InstanceTask, str]]) -> None:
+    """Write each task's tour text to its file, all or none (:func:`tspcl.output.write_outputs`)."""
+    from .output import output_target, write_outputs
 
-    write_atomic(str(task.tour_path), text)
+    write_outputs([(output_target(str(task.tour_path), "--out-dir"), text)
+                   for task, text in tours])
 
 
 def row(task: InstanceTask, algorithm: str, length: int, optimum: int | None, wall_s: float,
@@ -206,16 +220,16 @@ def failed_row(task: InstanceTask, reason: str) -> dict:
 
 
 # ---- the batch path --------------------------------------------------------------------------
-def solve_together(rt, tasks: list[InstanceTask], params, options: ManyOptions):
+def solve_together(rt, tasks: list[InstanceTask], instances: list, params,
+                   options: ManyOptions):
     """Solve the tasks' instances together with the batch kernels on ``rt``
-    (:func:`tspcl.solvers.batch.solve_batch`, a wave at a time) and write their tours;
-    yields an entry per task as its wave ends (a wave that raises: its tasks failed, with
-    the reason)."""
+    (:func:`tspcl.solvers.batch.solve_batch`, a wave at a time) and write their tours
+    (:func:`write_tours`); yields an entry per task as its wave ends (a wave that raises:
+    its tasks failed, with the reason)."""
     from .optima import known_optimum
     from .solvers.batch import most_cities, solve_batch, waves
     from .tsplib import format_tour
 
-    instances = [problems_of(t.source)[t.index] for t in tasks]
     for wave in waves(instances, most_cities(rt, params)):
         began = time.perf_counter()
         try:
@@ -225,26 +239,29 @@ def solve_together(rt, tasks: list[InstanceTask], params, options: ManyOptions):
             yield from (Entry(tasks[i].key, FAILED, reason=failure_reason(e)) for i in wave)
             continue
         share = (time.perf_counter() - began) / len(wave)
+        write_tours([(tasks[i], format_tour(tour.order, instances[i].name,
+                                            f"length {tour.length}; algorithm {BATCH}; seed "
+                                            f"{options.seed}; kicks {tour.kicks}; device "
+                                            f"{rt.name}; tspcl solve-many"))
+                     for i, tour in zip(wave, tours)])
         for i, tour in zip(wave, tours):
-            task, inst = tasks[i], instances[i]
-            write_tour(task, format_tour(tour.order, inst.name,
-                                         f"length {tour.length}; algorithm {BATCH}; seed "
-                                         f"{options.seed}; kicks {tour.kicks}; device "
-                                         f"{rt.name}; tspcl solve-many"))
-            yield Entry(task.key, OK, {"row": row(task, BATCH, tour.length, known_optimum(inst),
-                                                  share, tour.order)})
+            task = tasks[i]
+            yield Entry(task.key, OK, {"row": row(task, BATCH, tour.length,
+                                                  known_optimum(instances[i]), share,
+                                                  tour.order)})
 
 
 class BatchRunner:
     """A campaign runner (:func:`tspcl.campaign.run_tasks`) that solves its tasks together
-    on this process's device (:func:`solve_together`); ``execute`` is unused: the batch
-    is the execution."""
+    on this process's device (:func:`solve_together`), their instances given by task key;
+    ``execute`` is unused: the batch is the execution."""
 
-    def __init__(self, rt, params, options: ManyOptions):
-        self.rt, self.params, self.options = rt, params, options
+    def __init__(self, rt, params, options: ManyOptions, instances: dict):
+        self.rt, self.params, self.options, self.instances = rt, params, options, instances
 
     def run(self, tasks, execute):
-        yield from solve_together(self.rt, tasks, self.params, self.options)
+        yield from solve_together(self.rt, tasks, [self.instances[t.key] for t in tasks],
+                                  self.params, self.options)
 
 
 @dataclass(frozen=True)
@@ -266,9 +283,11 @@ def execute_chunk(chunk: ChunkTask) -> dict:
     options = chunk.members[0].options
     rt = process_runtime(options.device)
     most = most_cities(rt, chunk.params)
-    together = [t for t in chunk.members if fits(problems_of(t.source)[t.index], most)]
-    entries = list(solve_together(rt, together, chunk.params, options))
-    batched = {t.key for t in together}
+    instances = [problems_of(t.source)[t.index] for t in chunk.members]
+    together = [(t, inst) for t, inst in zip(chunk.members, instances) if fits(inst, most)]
+    entries = list(solve_together(rt, [t for t, _ in together], [inst for _, inst in together],
+                                  chunk.params, options))
+    batched = {t.key for t, _ in together}
     for task in chunk.members:
         if task.key not in batched:
             try:
@@ -358,7 +377,7 @@ def solve_many(inputs: list[str], out_dir: str, options: ManyOptions, cluster: s
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"--out-dir {out_dir}: cannot make the folder ({e.strerror or e})") from None
-    tasks = instance_tasks(files, str(out), options)
+    tasks, small = instance_tasks(files, str(out), options)
     journal = Journal(out / "summary.jsonl")
     if fresh:
         journal.set_aside()
@@ -373,8 +392,7 @@ def solve_many(inputs: list[str], out_dir: str, options: ManyOptions, cluster: s
             rt, most, where = None, MAX_CITIES, "on the workers' devices"
         if cluster or scheduler:
             where = "in chunks " + ("on the local cluster's workers" if cluster else where)
-        fit = {t.key for t in tasks if t.index is not None
-               and fits(problems_of(t.source)[t.index], most)}
+        fit = {key for key, inst in small.items() if fits(inst, most)}
         batched = [t for t in tasks if t.key in fit]
         alone = [t for t in tasks if t.key not in fit]
         if batched:
@@ -395,7 +413,7 @@ def solve_many(inputs: list[str], out_dir: str, options: ManyOptions, cluster: s
     with open_runner(cluster, scheduler, workers, options.device) as runner:
         if batched:
             together = (ChunkRunner(runner, params) if cluster or scheduler
-                        else BatchRunner(rt, params, options))
+                        else BatchRunner(rt, params, options, small))
             known.update(run_tasks(batched, execute_instance, journal, together, write=write,
                                    describe=describe, label="instances (batched)"))
         if alone:

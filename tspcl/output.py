@@ -23,11 +23,13 @@ import re
 import stat
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from .errors import OutputError, StdoutError, UsageError
 
 STDOUT, SPECIAL, FILE = "stdout", "special", "file"
+STAGING_THREADS = 16   # files written at once by one write_outputs (many tours at a time)
 
 _CLOSED_AT_START: set[int] = set()  # standard descriptors that were closed (`>&-`)
 _DESCRIPTOR_PATH = re.compile(r"/proc/(self|thread-self|\d+)(/task/\d+)?/fd/\d+")
@@ -81,9 +83,7 @@ def write_outputs(outputs: list[tuple[Target, str]]) -> None:
     the temporary files and raises (an old file stays as it was)."""
     staged: list[tuple[str, Target]] = []
     try:
-        for target, text in outputs:
-            if target.kind == FILE:
-                staged.append((_stage(target, text), target))
+        _stage_all([(target, text) for target, text in outputs if target.kind == FILE], staged)
         for target, text in outputs:
             if target.kind == SPECIAL:
                 _write_through(target, text)
@@ -95,6 +95,25 @@ def write_outputs(outputs: list[tuple[Target, str]]) -> None:
     finally:
         for tmp, _ in staged:
             _remove(tmp)
+
+
+def _stage_all(files: list[tuple[Target, str]], staged: list[tuple[str, Target]]) -> None:
+    """:func:`_stage` each (target, text), appending (temporary file, target) to
+    ``staged``; many at once in threads (their fsyncs overlap), raising the first
+    failure after every other has finished."""
+    if len(files) < 2:
+        staged.extend((_stage(target, text), target) for target, text in files)
+        return
+    with ThreadPoolExecutor(min(STAGING_THREADS, len(files))) as pool:
+        futures = [(pool.submit(_stage, target, text), target) for target, text in files]
+    failure = None
+    for future, target in futures:
+        try:
+            staged.append((future.result(), target))
+        except Exception as e:  # noqa: BLE001 - raised below, once all are collected
+            failure = failure or e
+    if failure is not None:
+        raise failure
 
 
 def write_atomic(path: str, text: str) -> None:
