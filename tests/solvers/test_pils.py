@@ -240,6 +240,17 @@ def test_the_tour_does_not_depend_on_the_work_group_size(rt):  # noqa: F811
     assert np.array_equal(runs[0].order, runs[1].order) and runs[0].length == runs[1].length
 
 
+def test_coordinates_in_global_memory_give_the_same_tour(rt):  # noqa: F811
+    """(cells of one size either way: coords=global only frees local memory)"""
+    inst = _uniform(300, 22)
+    spec = get_solver("pils")
+    runs = [solve(inst, spec, spec.params_from({"cell": str(CELL), "round_kicks": "8",
+                                                "coords": coords}), rt, seed=5, iterations=600)
+            for coords in ("local", "global")]
+    assert np.array_equal(runs[0].order, runs[1].order) and runs[0].length == runs[1].length
+    assert runs[1].length == inst.tour_length(runs[1].order)
+
+
 def test_a_bounded_polish_still_gives_an_exact_tour_and_a_history_that_ends_at_it(rt):  # noqa: F811
     """(eight rounds' kicks on any device: a round runs about GROUPS_PER_UNIT work-groups
     a compute unit, round_kicks each)"""
