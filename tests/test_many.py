@@ -172,6 +172,25 @@ def test_solve_many_writes_tours_and_summary_and_resumes(tmp_path, capsys):
     assert unclocked(read_summary(out)) == unclocked(rows)    # the same tour, solved alone
 
 
+def test_many_files_read_in_processes_give_the_tasks_of_one_process(tmp_path, monkeypatch):
+    """(80 files, one unreadable; PARALLEL_FILES 32: two processes read them)"""
+    from tspcl import many
+
+    write_many(generate_many("uniform", 9, 79, seed=3), str(tmp_path / "dir"))
+    (tmp_path / "dir" / "broken.tsp").write_text("NAME : broken\nTYPE : TSP\nDIMENSION : 2\n")
+    files = input_files([str(tmp_path / "dir")])
+    options = ManyOptions(iterations="2n", device="cpu")
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    tasks, small = many.instance_tasks(files, str(tmp_path), options)
+    monkeypatch.setattr(many, "READ_PROCESSES", 1)
+    alone, alone_small = many.instance_tasks(files, str(tmp_path), options)
+    assert len(tasks) == 80 and tasks == alone
+    assert [t.name for t in tasks if t.index is None] == ["broken.tsp"]
+    assert "unreadable" in next(t.key for t in tasks if t.index is None)
+    assert small.keys() == alone_small.keys()
+    assert all(np.array_equal(small[k].coords, alone_small[k].coords) for k in small)
+
+
 def test_solve_many_runs_a_named_algorithm_one_by_one(tmp_path):
     write_many(generate_many("uniform", 9, 2, seed=3), str(tmp_path / "two.tsp"))
     solve_many([str(tmp_path / "two.tsp")], str(tmp_path / "out"),
