@@ -5,9 +5,9 @@ Inputs (:func:`input_files`): problem files, folders (their ``*.tsp`` and ``*.ts
 files, by name), ``@LIST`` files (one path a line, relative to the list's folder; blank
 lines and ``#`` comments ignored); any file may hold several problems (a multi-instance
 file, :mod:`tspcl.tsplib`).  Every instance is a campaign task (:mod:`tspcl.campaign`)
-keyed by its name, the sha256 of its problem (:func:`problem_sha256`), the algorithm, parameters, seed,
-budget and tspcl's version; a file that cannot be read is one task, failed with the
-reason, and the others are solved.
+keyed by its name, the sha256 of its problem (:func:`problem_sha256`), the algorithm,
+parameters, seed, budget and tspcl's version; a file that cannot be read is one task,
+failed with the reason, and the others are solved.
 
 Outputs in ``--out-dir``: ``NAME.tour`` per instance (written atomically when it is
 solved), ``summary.csv`` and ``summary.json`` (a row per instance: name, n, algorithm,
