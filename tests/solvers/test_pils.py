@@ -241,14 +241,33 @@ def test_the_tour_does_not_depend_on_the_work_group_size(rt):  # noqa: F811
 
 
 def test_coordinates_in_global_memory_give_the_same_tour(rt):  # noqa: F811
-    """(cells of one size either way: coords=global only frees local memory)"""
+    """(cells of one size all ways: coords=global only frees local memory; auto is
+    local on PoCL)"""
     inst = _uniform(300, 22)
     spec = get_solver("pils")
     runs = [solve(inst, spec, spec.params_from({"cell": str(CELL), "round_kicks": "8",
                                                 "coords": coords}), rt, seed=5, iterations=600)
-            for coords in ("local", "global")]
-    assert np.array_equal(runs[0].order, runs[1].order) and runs[0].length == runs[1].length
+            for coords in ("local", "global", "auto")]
+    for run in runs[1:]:
+        assert np.array_equal(runs[0].order, run.order) and runs[0].length == run.length
     assert runs[1].length == inst.tour_length(runs[1].order)
+
+
+def test_on_a_gpu_auto_reads_coordinates_globally_for_larger_cells():
+    """(an H100's limits: 48 KiB of local memory; 864 cities a cell in local memory, 1,248
+    with the coordinates read through the caches)"""
+    from tspcl.device import DeviceLimits
+
+    inst = _uniform(5000, 1)
+    gpu = DeviceLimits(1024, 48 * 1024, 80 << 30, 20 << 30, 132, True)
+    cpu = DeviceLimits(4096, 48 * 1024, 80 << 30, 20 << 30, 16, False)
+    fits = {(coords, limits.is_gpu): pils.CellLayout.of(
+        inst, SegmentIlsParams(coords=coords), 8, limits).fits
+        for coords in ("auto", "local", "global") for limits in (gpu, cpu)}
+    assert fits[("local", True)] == fits[("auto", False)] == fits[("local", False)] == 864
+    assert fits[("auto", True)] == fits[("global", True)] == fits[("global", False)] == 1248
+    assert pils.cells_local_xy(inst, SegmentIlsParams(), is_gpu=False)
+    assert not pils.cells_local_xy(inst, SegmentIlsParams(), is_gpu=True)
 
 
 def test_a_bounded_polish_still_gives_an_exact_tour_and_a_history_that_ends_at_it(rt):  # noqa: F811

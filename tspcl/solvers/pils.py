@@ -41,7 +41,7 @@ QUEUE_SLOTS = 32        # cities a cell's local search evaluates at once (pils.c
 MAX_MOVES = 256         # moves one cell's search applies at most (pils.cl MAX_MOVES)
 BRIDGE_SCALE = 1 << 16  # pils.cl draws kicks as double bridges below bridges * this
 CELLS = ("auto", "kd", "tour")
-COORDS = ("local", "global")
+COORDS = ("auto", "local", "global")
 MIN_CELL = 16           # the smallest cell worth a work-group
 PARTITIONS = 8          # k-d partitions drawn and kept, used in turn
 SCAN_CHUNK = 4096       # pils.cl SCAN_CHUNK
@@ -78,9 +78,10 @@ class SegmentIlsParams:
     depth: int = param(6, "2-opt steps of the cells' Lin-Kernighan chains (0: 2-opt and Or-opt "
                        "only)")
     candidates: int = param(8, "candidates per city in the cells' search (1 to 16)")
-    coords: str = param("local", "where the cells' search reads 2-D coordinates: local (in "
-                        "local memory, the fastest distances) or global (through the caches: "
-                        "16 bytes a city freed, so larger cells)")
+    coords: str = param("auto", "where the cells' search reads 2-D coordinates: local (in "
+                        "local memory, the fastest distances), global (through the caches: 16 "
+                        "bytes a city freed, so larger cells) or auto (global on a GPU, where "
+                        "larger cells search better, local elsewhere)")
     candidate_kind: str = param("quadrant", "candidate lists: quadrant or knn")
     polish: str = param("lk", "the whole-tour local search between rounds: 2opt, oropt, "
                         "2opt+oropt, 3opt, lk or none")
@@ -190,10 +191,10 @@ def local_xy(inst: Instance) -> bool:
     return inst.has_coords and COORD_DIMS.get(inst.weight_type) == 2 and inst.weight_type != "GEO"
 
 
-def cells_local_xy(inst: Instance, p: SegmentIlsParams) -> bool:
+def cells_local_xy(inst: Instance, p: SegmentIlsParams, is_gpu: bool) -> bool:
     """Whether pils_round keeps the cell's coordinates in local memory: where it can
-    (:func:`local_xy`) and ``coords`` asks for it."""
-    return local_xy(inst) and p.coords == "local"
+    (:func:`local_xy`) and ``coords`` asks for it (auto: not on a GPU)."""
+    return local_xy(inst) and (p.coords == "local" or (p.coords == "auto" and not is_gpu))
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,7 @@ class CellLayout:
         kd = p.cells == "kd" or (p.cells == "auto" and inst.has_coords)
         if limits is None:
             return cls(0, 0, kd, MOST_GROUPS, max_copies(n, 1, MOST_GROUPS, p.copies))
-        fits = longest_cell(m, limits.local_mem, cells_local_xy(inst, p),
+        fits = longest_cell(m, limits.local_mem, cells_local_xy(inst, p, limits.is_gpu),
                             min(p.group, limits.max_work_group))
         size = cell_size(p, fits)
         target = min(GROUPS_PER_UNIT * limits.compute_units, MOST_GROUPS)
@@ -263,7 +264,7 @@ class DeviceCells:
         self.size, self.kd, self.target, self.most_copies = (layout.size, layout.kd, layout.target,
                                                              layout.most_copies)
         defines = {"M": m, "L_MAX": layout.fits, "WG": self.group, "QCAP": QUEUE_SLOTS,
-                   "LOCAL_XY": int(cells_local_xy(inst, p)), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
+                   "LOCAL_XY": int(cells_local_xy(inst, p, rt.limits.is_gpu)), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
         names = ("pils_round", "pils_pick", "pils_round_gain", "pils_positions", "pils_tour_cells",
                  "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply")
