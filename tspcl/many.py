@@ -163,9 +163,9 @@ def problem_sha256(inst) -> str:
 def instance_tasks(files: list[str], out_dir: str,
                    options: ManyOptions) -> tuple[list[InstanceTask], dict]:
     """A task per instance of every file (a file that cannot be read: one task that
-    fails), naming the file by its absolute path, and the instances the batch kernels
-    may take (up to :data:`tspcl.solvers.batch.MAX_CITIES` cities) by task key, each file
-    read once; UsageError when two instances have one name (their tours would collide)."""
+    fails), naming the file by its absolute path, and with ``--algo auto`` the instances
+    the batch kernels may take (up to :data:`tspcl.solvers.batch.MAX_CITIES` cities) by
+    task key, each file read once; UsageError when two instances have one name (their tours would collide)."""
     from .solvers.batch import MAX_CITIES
 
     version = version_string()
@@ -185,7 +185,7 @@ def instance_tasks(files: list[str], out_dir: str,
             key = (f"{inst.name} | sha256:{problem_sha256(inst)[:16]} | {options.text()} | "
                    f"{version}")
             tasks.append(InstanceTask(key, path, index, inst.name, inst.n, out_dir, options))
-            if inst.n <= MAX_CITIES:
+            if options.algo == "auto" and inst.n <= MAX_CITIES:
                 small[key] = inst
     return tasks, small
 
