@@ -220,6 +220,29 @@ def test_a_failed_output_leaves_no_new_file(small, tmp_path, full_device, failin
     assert stat.S_ISCHR(os.stat(full_device).st_mode)
 
 
+def test_many_files_written_at_once_are_all_or_none(tmp_path, monkeypatch):
+    """(write_outputs stages many files in threads, as solve-many writes a wave's tours)"""
+    from tspcl import output
+    from tspcl.errors import OutputError
+
+    targets = [output.output_target(str(tmp_path / f"t{i}.tour"), "-o") for i in range(40)]
+    (tmp_path / "t7.tour").write_text("old\n")
+    stage = output._stage
+
+    def full_at_t31(target, text):
+        if target.name.endswith("t31.tour"):
+            raise OutputError(f"{target.name}: cannot write output file (No space left on device)")
+        return stage(target, text)
+
+    monkeypatch.setattr(output, "_stage", full_at_t31)
+    with pytest.raises(OutputError, match="t31.tour"):
+        output.write_outputs([(t, f"tour {i}\n") for i, t in enumerate(targets)])
+    assert files_in(tmp_path) == ["t7.tour"] and (tmp_path / "t7.tour").read_text() == "old\n"
+    monkeypatch.setattr(output, "_stage", stage)
+    output.write_outputs([(t, f"tour {i}\n") for i, t in enumerate(targets)])
+    assert len(files_in(tmp_path)) == 40 and (tmp_path / "t7.tour").read_text() == "tour 7\n"
+
+
 def test_a_failed_stdout_leaves_no_new_file(small, tmp_path):
     with open("/dev/full", "w") as full:
         r = subprocess.run([sys.executable, "-m", "tspcl", "solve", str(small), "-a", "nn", "--log",

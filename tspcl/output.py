@@ -100,20 +100,26 @@ def write_outputs(outputs: list[tuple[Target, str]]) -> None:
 def _stage_all(files: list[tuple[Target, str]], staged: list[tuple[str, Target]]) -> None:
     """:func:`_stage` each (target, text), appending (temporary file, target) to
     ``staged``; many at once in threads (their fsyncs overlap), raising the first
-    failure after every other has finished."""
+    failure after every other has finished.  A signal that stops the wait waits again
+    (later ones are ignored, tspcl.interrupts), so every temporary file is in ``staged``
+    for the caller to remove."""
     if len(files) < 2:
         staged.extend((_stage(target, text), target) for target, text in files)
         return
-    with ThreadPoolExecutor(min(STAGING_THREADS, len(files))) as pool:
-        futures = [(pool.submit(_stage, target, text), target) for target, text in files]
-    failure = None
-    for future, target in futures:
-        try:
-            staged.append((future.result(), target))
-        except Exception as e:  # noqa: BLE001 - raised below, once all are collected
-            failure = failure or e
-    if failure is not None:
-        raise failure
+    pool = ThreadPoolExecutor(min(STAGING_THREADS, len(files)))
+    futures = []
+    try:
+        for target, text in files:
+            futures.append((pool.submit(_stage, target, text), target))
+        pool.shutdown(wait=True)
+    finally:
+        if not all(future.done() for future, _ in futures):
+            pool.shutdown(wait=True)
+        staged.extend((future.result(), target) for future, target in futures
+                      if future.exception() is None)
+    failures = [future.exception() for future, _ in futures if future.exception() is not None]
+    if failures:
+        raise failures[0]
 
 
 def write_atomic(path: str, text: str) -> None:
