@@ -120,11 +120,10 @@ def problems_of(path: str) -> tuple:
 
 
 def problems_or_reason(path: str) -> tuple | str:
-    """A file's problems, or why it cannot be read (the TspclError's message)."""
-    from .tsplib import read_problems
-
+    """A file's problems (:func:`problems_of`), or why it cannot be read (the
+    TspclError's message)."""
     try:
-        return tuple(read_problems(path))
+        return problems_of(path)
     except TspclError as e:
         return e.message
 
@@ -165,7 +164,8 @@ def instance_tasks(files: list[str], out_dir: str,
     """A task per instance of every file (a file that cannot be read: one task that
     fails), naming the file by its absolute path, and with ``--algo auto`` the instances
     the batch kernels may take (up to :data:`tspcl.solvers.batch.MAX_CITIES` cities) by
-    task key, each file read once; UsageError when two instances have one name (their tours would collide)."""
+    task key, each file read once; UsageError when two instances have one name (their
+    tours would collide)."""
     from .solvers.batch import MAX_CITIES
 
     version = version_string()

@@ -202,13 +202,15 @@ class CellLayout:
     """How pils lays out its cells on a device: `fits`, the most cities one work-group's
     local memory holds (the kernels' L_MAX); `size`, the cities per cell; `kd`, k-d cells
     (else runs of the tour); `target`, the work-groups a round aims at; `most_copies`,
-    the most copies of a cell a round runs."""
+    the most copies of a cell a round runs; `local_xy`, whether the cells' coordinates
+    are in local memory (:func:`cells_local_xy`)."""
 
     fits: int
     size: int
     kd: bool
     target: int
     most_copies: int
+    local_xy: bool = False
 
     @classmethod
     def of(cls, inst: Instance, p: SegmentIlsParams, m: int, limits) -> "CellLayout":
@@ -218,12 +220,12 @@ class CellLayout:
         kd = p.cells == "kd" or (p.cells == "auto" and inst.has_coords)
         if limits is None:
             return cls(0, 0, kd, MOST_GROUPS, max_copies(n, 1, MOST_GROUPS, p.copies))
-        fits = longest_cell(m, limits.local_mem, cells_local_xy(inst, p, limits.is_gpu),
-                            min(p.group, limits.max_work_group))
+        in_local = cells_local_xy(inst, p, limits.is_gpu)
+        fits = longest_cell(m, limits.local_mem, in_local, min(p.group, limits.max_work_group))
         size = cell_size(p, fits)
         target = min(GROUPS_PER_UNIT * limits.compute_units, MOST_GROUPS)
         return cls(fits, size, kd and n > size, target,
-                   max_copies(n, -(-n // size), target, p.copies))
+                   max_copies(n, -(-n // size), target, p.copies), in_local)
 
     def plan(self, n: int) -> BufferPlan:
         """DeviceCells' buffers: the copies' staging (cities, piece starts, indices in the
@@ -264,7 +266,7 @@ class DeviceCells:
         self.size, self.kd, self.target, self.most_copies = (layout.size, layout.kd, layout.target,
                                                              layout.most_copies)
         defines = {"M": m, "L_MAX": layout.fits, "WG": self.group, "QCAP": QUEUE_SLOTS,
-                   "LOCAL_XY": int(cells_local_xy(inst, p, rt.limits.is_gpu)), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
+                   "LOCAL_XY": int(layout.local_xy), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
         names = ("pils_round", "pils_pick", "pils_round_gain", "pils_positions", "pils_tour_cells",
                  "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply")
