@@ -164,8 +164,7 @@ __kernel void batch_search(__global const double *restrict g_coords,
     /* slack: slack_milli / 1000 of the tour's mean edge at the launch's start */
     path_ils(DIST_ARGS, SEG_PASS, path, at, piece, saved, saved_piece, best, len, lcand,
              queue, queued, keep, shared, gains, codes, rkey, launch, 0u, descend, kicks[g],
-             window, walk, bridge_cut, kicks, kicks, 0, 0,       /* no focus: kicks anywhere */
-             tour_length * slack_milli / (1000L * len));
+             window, walk, bridge_cut, tour_length * slack_milli / (1000L * len));
 
     for (int p = lid; p < len; p += WG)
         tours[base + p] = path[p];

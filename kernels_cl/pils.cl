@@ -46,8 +46,7 @@ __kernel void pils_tour_cells(__global const int *restrict tour, const int n, co
 }
 
 /* One round: `copies` work-groups search each cell, each with its own draws
- * (pils_merge keeps the best copy of every cell, or with it the others that changed
- * other pieces).
+ * (pils_pick keeps the best copy of every cell).
  *   members/first: cell c's cities are members[first[c] .. first[c + 1]); cell_of[x] is
  *                x's cell.  A key is a position relative to `offset` (key = position -
  *                offset mod n): pieces are runs of consecutive keys, so the tour's
@@ -59,32 +58,24 @@ __kernel void pils_tour_cells(__global const int *restrict tour, const int n, co
  *                staging[r n + first[c] ..] with, for each, its piece's first key
  *                (staging_base) and its index in the piece (staging_index), and
  *                delta[r n + first key of a piece] = the piece's new length minus its
- *                old one (pils_merge gathers the kept copies' for pils_place)
+ *                old one (pils_place lays the tour out from copy 0's, after pils_pick)
  *   descend:     1: first a local search from every city of the cell, to a local
  *                optimum of its moves (verified: a pass that finds nothing)
  *   kicks/window/walk/bridge_cut: kicks per work-group (one more in the first `extra`
  *                groups), as kick_move draws them
- *   focus:       1: copy r draws its kicks' first cities from its own share of the cell,
- *                members[first[c] + r len / copies ..] (members are in a spatial order,
- *                pils.py kd_cells), so that copies change different pieces; 0: anywhere
  *   seed, round: the draws are Philox(seed; round, group, kick).
- * gain[g] is how much shorter work-group g made its cell's pieces; touched[r n + first
- * key of a piece] is 1 where copy r changed the piece (its cities, their order or its
- * length), else 0; piece_first[first[c] + j] is the first key of cell c's piece j and
- * pieces_of[c] how many pieces it has (written by copy 0). */
+ * gain[g] is how much shorter work-group g made its cell's pieces. */
 __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const int cand_m,
                          __global const int *restrict pos_in,
                          __global const int *restrict members, __global const int *restrict first,
                          __global const int *restrict cell_of, __global int *restrict local_of,
                          __global int *restrict staging, __global int *restrict staging_base,
                          __global int *restrict staging_index, __global int *restrict delta,
-                         __global long *restrict gain, __global uchar *restrict touched,
-                         __global int *restrict piece_first, __global int *restrict pieces_of,
+                         __global long *restrict gain,
                          const uint seed_lo, const uint seed_hi, const uint round,
                          const int offset, const int copies,
                          const int descend, const int kicks, const int extra,
-                         const int window, const int walk, const uint bridge_cut,
-                         const int focus)
+                         const int window, const int walk, const uint bridge_cut)
 {
     __local int city[L_MAX], key[L_MAX];
 #if LOCAL_XY
@@ -151,38 +142,25 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const i
     barrier(CLK_LOCAL_MEM_FENCE);
 
     const rng_key_t rkey = {seed_lo, seed_hi};
-    const int r = g % copies, share_from = (int)((long)r * len / copies);
-    const int share = (int)((long)(r + 1) * len / copies) - share_from;
     const long total = path_ils(DIST_ARGS, SEG_PASS, path, at, piece, saved, saved_piece,
                                 saved, len, lcand, queue, queued, keep, shared, gains, codes,
                                 rkey, round, (uint)g, descend, my_kicks, window, walk,
-                                bridge_cut, members, local_of, base + share_from,
-                                focus ? share : 0,
-                                0);       /* no slack: `best` is never touched */
+                                bridge_cut, 0);       /* no slack: `best` is never touched */
 
-    /* each position's run start in saved[], the pieces' growth and whether this copy
-     * changed them (one work-item; the pieces keep their order, piece j's cities were
-     * local indices ostart .. ostart + old_len[j] - 1 in order), then the staging */
+    /* each position's run start in saved[] and the pieces' growth (one work-item),
+     * then the staging */
     if (lid == 0) {
-        int start = 0, ostart = 0, j = 0;
-        for (int i = 1; i <= len; i++) {
-            saved[i - 1] = (ushort)start;
-            if (i < len && piece[path[i]] == piece[path[i - 1]])
-                continue;
-            j = piece[path[i - 1]];
-            const int grown = (i - start) - old_len[j];
-            int changed = grown != 0;
-            for (int t = start; t < i && !changed; t++)
-                changed = path[t] != ostart + (t - start);
-            delta[copy + key[j]] = grown;
-            touched[copy + key[j]] = (uchar)changed;
-            if (r == 0)
-                piece_first[base + j] = key[j];
-            ostart += old_len[j];
-            start = i;
+        int start = 0;
+        for (int i = 0; i < len; i++) {
+            if (i > 0 && piece[path[i]] != piece[path[i - 1]]) {
+                const int j = piece[path[i - 1]];
+                delta[copy + key[j]] = (i - start) - old_len[j];
+                start = i;
+            }
+            saved[i] = (ushort)start;
         }
-        if (r == 0)
-            pieces_of[cell] = j + 1;
+        const int j = piece[path[len - 1]];
+        delta[copy + key[j]] = (len - start) - old_len[j];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int i = lid; i < len; i += WG) {
@@ -263,119 +241,35 @@ __kernel void pils_place(__global const int *restrict staging,
     }
 }
 
-/* Piece j of the cell whose piece_first entries are pf[0 .. count) (rising keys): the
- * last whose first key is at most k. */
-inline int piece_of_key(__global const int *restrict pf, const int count, const int k)
+/* The best copy of every cell (a work-group per cell): the largest gain[c copies + r]
+ * (ties to the smallest r) goes to cell_gain[c], and its staging and its pieces'
+ * growth become copy 0's. */
+__kernel void pils_pick(__global const long *restrict gain, const int copies,
+                        __global const int *restrict first, const int n,
+                        __global int *restrict staging, __global int *restrict staging_base,
+                        __global int *restrict staging_index, __global int *restrict delta,
+                        __global long *restrict cell_gain, __local long *gains,
+                        __local uint *codes)
 {
-    int lo = 0, hi = count - 1;
-    while (lo < hi) {
-        const int mid = (lo + hi + 1) / 2;
-        if (pf[mid] <= k)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
-}
-
-/* The copies of every cell that are kept (a work-group per cell), laid out for
- * pils_place in merged*: the copy with the largest gain[c copies + r] (ties to the
- * smallest r) gives every piece (disjoint 0), or with disjoint 1 the pieces it changed,
- * and then each copy in falling order of gain (ties to the smallest r) whose gain is
- * positive and whose changed pieces (touched) no copy kept before changed gives its
- * changed pieces too: the pieces are disjoint, so their changes add up, and the other
- * pieces stay as they were.  A kept piece's cities, their new first key and index
- * (staging*) and its growth (delta) are taken from its copy, the others' from the tour
- * (pos_in).  Each city's entry goes to merged*[first[c] + local_of[city]]; delta[key]
- * of each piece becomes its kept growth (0 where no copy gives it).  cell_gain[c] is
- * the sum of the kept copies' gains.  Local: order (`copies` ints) and kept (one int);
- * owner is scratch (n ints). */
-__kernel void pils_merge(__global const long *restrict gain, const int copies,
-                         __global const int *restrict first, const int n, const int offset,
-                         __global const int *restrict members, __global const int *restrict pos_in,
-                         __global const int *restrict local_of,
-                         __global const int *restrict staging,
-                         __global const int *restrict staging_base,
-                         __global const int *restrict staging_index, __global int *restrict delta,
-                         __global const uchar *restrict touched,
-                         __global const int *restrict piece_first,
-                         __global const int *restrict pieces_of, const int disjoint,
-                         __global int *restrict owner, __global int *restrict merged,
-                         __global int *restrict merged_base, __global int *restrict merged_index,
-                         __global long *restrict cell_gain, __local int *order,
-                         __local int *kept)
-{
-    const int lid = get_local_id(0), size = get_local_size(0), c = get_group_id(0);
-    const int base = first[c], len = first[c + 1] - base, count = pieces_of[c];
-    __global const int *pf = piece_first + base;
-    __global int *own = owner + base;
-
-    /* the copies in falling order of gain, ties to the smallest index */
-    for (int r = lid; r < copies; r += size) {
-        const long g = gain[(long)c * copies + r];
-        int rank = 0;
-        for (int s = 0; s < copies; s++) {
-            const long h = gain[(long)c * copies + s];
-            rank += h > g || (h == g && s < r);
+    const int lid = get_local_id(0), c = get_group_id(0);
+    long best = -1;
+    uint code = NO_CODE;
+    for (int r = lid; r < copies; r += get_local_size(0))
+        if (gain[(long)c * copies + r] > best) {   /* r rising: the first of equal gains */
+            best = gain[(long)c * copies + r];
+            code = (uint)r;
         }
-        order[rank] = r;
+    group_best_gain(gains, codes, &best, &code);
+    const long from = (long)code * n;
+    for (int i = first[c] + lid; i < (code ? first[c + 1] : 0); i += get_local_size(0)) {
+        const int b = staging_base[from + i];
+        staging[i] = staging[from + i];
+        staging_base[i] = b;
+        staging_index[i] = staging_index[from + i];
+        delta[b] = delta[from + b];
     }
-    for (int j = lid; j < count; j += size)
-        own[j] = -1;
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-
-    /* the kept copies, one after the other (one work-item): their number in kept[0],
-     * themselves in order[0 ..] */
-    if (lid == 0) {
-        long kept_gain = 0;
-        int count_kept = 0;
-        for (int t = 0; t < (disjoint ? copies : 1); t++) {
-            const int r = order[t];
-            const long g = gain[(long)c * copies + r];
-            int clash = t > 0 && g <= 0;
-            for (int j = 0; j < count && disjoint && !clash; j++)
-                clash = touched[(long)r * n + pf[j]] && own[j] >= 0;
-            if (clash)
-                continue;
-            for (int j = 0; j < count; j++)
-                if (!disjoint || touched[(long)r * n + pf[j]])
-                    own[j] = r;
-            kept_gain += g;
-            order[count_kept++] = r;     /* count_kept <= t: order[t] was read */
-        }
-        kept[0] = count_kept;
-        cell_gain[c] = kept_gain;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-
-    /* the kept pieces' cities from their copies, the others' from the tour */
-    for (int t = 0; t < kept[0]; t++) {
-        const int r = order[t];
-        const long from = (long)r * n + base;
-        for (int i = lid; i < len; i += size) {
-            const int b = staging_base[from + i];
-            if (own[piece_of_key(pf, count, b)] != r)
-                continue;
-            const int x = staging[from + i], o = base + local_of[x];
-            merged[o] = x;
-            merged_base[o] = b;
-            merged_index[o] = staging_index[from + i];
-        }
-    }
-    for (int i = lid; i < len; i += size) {
-        const int x = members[base + i];
-        int k = pos_in[x] - offset;
-        k = k < 0 ? k + n : k;
-        const int j = piece_of_key(pf, count, k);
-        if (own[j] >= 0)
-            continue;
-        const int o = base + local_of[x];
-        merged[o] = x;
-        merged_base[o] = pf[j];
-        merged_index[o] = k - pf[j];
-    }
-    for (int j = lid; j < count; j += size)
-        delta[pf[j]] = own[j] >= 0 ? delta[(long)own[j] * n + pf[j]] : 0;
+    if (lid == 0)
+        cell_gain[c] = best;
 }
 
 /* The round's gain (one work-group): total[0] = the sum of cell_gain[0 .. count). */

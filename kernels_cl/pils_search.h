@@ -451,25 +451,20 @@ inline int walk_from(__local const ushort *restrict path, __local const ushort *
  *     (turned round or not) next to the end of one walk, on either side of it, where the
  *     edge is inside a piece: a 3-change (chain_move), which one Or-opt or LK move may
  *     undo, so a finer kick.
- * With focus_count > 0 the city is drawn from focus_count cities, the local indices
- * focus_of[focus[focus_from ..]] (a copy's own part of a cell), else from the whole path.
  * Returns the reversal count (0: no kick found in KICK_TRIES draws), the cost (new length
  * minus old), the reversals, and in where[] the cities that change pieces (path_apply). */
 inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint round,
                      const uint g, const uint kick, __local const ushort *restrict path,
                      __local const ushort *restrict at, __local const ushort *restrict piece,
                      __local const ushort *restrict lcand, const int len, const int window,
-                     const int walk, const uint bridge_cut, __global const int *restrict focus,
-                     __global const int *restrict focus_of, const int focus_from,
-                     const int focus_count, long *cost, int *lo, int *hi, int *where)
+                     const int walk, const uint bridge_cut, long *cost, int *lo, int *hi,
+                     int *where)
 {
     for (int t = 0; t < KICK_TRIES; t++) {
         const uint4 r = rng_block(key, round, g, kick * KICK_TRIES + t);
         rng_stream_t st = rng_block(key, round | 0x80000000u, g, kick * KICK_TRIES + t);
         if ((r.z >> 16) >= bridge_cut) {                        /* a chain move */
-            const int u = focus_count
-                ? clamp((int)at[focus_of[focus[focus_from + (int)rng_below(r.x, (uint)focus_count)]]], 1, len - 2)
-                : 1 + (int)rng_below(r.x, (uint)(len - 2));
+            const int u = 1 + (int)rng_below(r.x, (uint)(len - 2));
             int v = min(u + (int)rng_below(r.y, (uint)window), len - 2);
             while (v >= u && !SAME_PIECE(u - 1, v + 1))
                 v--;
@@ -485,9 +480,7 @@ inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint roun
             return count;
         }
         int q[4];                                                /* a double bridge */
-        q[0] = focus_count
-            ? min((int)at[focus_of[focus[focus_from + (int)rng_below(r.x, (uint)focus_count)]]], len - 2)
-            : (int)rng_below(r.x, (uint)(len - 1));
+        q[0] = (int)rng_below(r.x, (uint)(len - 1));
         for (int e = 1; e < 4; e++)
             q[e] = at[walk_from(path, lcand, path[q[0]], walk, len, &st)] - (int)(stream_next(&st) & 1);
         for (int i = 1; i < 4; i++)          /* sort the four */
@@ -525,8 +518,7 @@ inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint roun
  * PoCL builds every call site's barriers separately and wants them unconditional, so it
  * is one loop with one call of path_search and no barrier under a condition): first,
  * with `descend`, passes over the path in chunks of QCAP cities until a whole pass finds
- * nothing; then `kicks` kicks, kick k drawn as kick_move(key, round, g, k) (from the
- * focus cities, kick_move's focus arguments, where focus_count > 0), each undone
+ * nothing; then `kicks` kicks, kick k drawn as kick_move(key, round, g, k), each undone
  * when the path after its local search is longer than the best path so far by more than
  * `slack` (0: longer than before the kick; linkern's rule); with slack, the search goes on
  * from a kept path that is longer than the best (as the whole-tour ILS's accept=better
@@ -543,8 +535,7 @@ inline long path_ils(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
                      __local int *shared, __local long *gains, __local uint *codes,
                      const rng_key_t rkey, const uint round, const uint g, const int descend,
                      const int kicks, const int window, const int walk, const uint bridge_cut,
-                     __global const int *restrict focus, __global const int *restrict focus_of,
-                     const int focus_from, const int focus_count, const long slack)
+                     const long slack)
 {
     const int lid = get_local_id(0);
     long total = 0, pass = 0, best_total = 0;   /* how much shorter the path is, and the best */
@@ -571,8 +562,7 @@ inline long path_ils(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
         int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS] = {0, -1, NONE, 0, -1, NONE};
         const int count = kicking ? kick_move(DIST_ARGS, SEG_PASS, rkey, round, g,
                                               (uint)kick, path, at, piece, lcand, len, window,
-                                              walk, bridge_cut, focus, focus_of, focus_from,
-                                              focus_count, &cost, lo, hi, where) : 0;
+                                              walk, bridge_cut, &cost, lo, hi, where) : 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         path_apply(path, at, piece, count, lo, hi, where);
         if (lid == 0)

@@ -8,8 +8,7 @@ are double bridges or chain moves whose cities random walks find, a kicked cell 
 when it is no longer), all cells at once, with no host round trip per kick.  Every move keeps the
 ends of every piece, so the improvements of all cells are kept together; pils_place
 lays the tour out again.  Every cell is searched by as many copies (own draws) as fill
-the device, and the best copy of each is kept (with merge=disjoint, also every copy that
-changed only pieces no better copy changed): a tour that fits one cell runs as
+the device, and the best copy of each is kept: a tour that fits one cell runs as
 replicas of the whole tour.  Each round takes the next of PARTITIONS k-d partitions (and a new cut of
 the tour), so borders move, and every `polish_every` rounds the whole-tour local search
 (kernels_cl/localsearch.cl, `polish` moves, every city queued) takes the moves across
@@ -43,14 +42,13 @@ MAX_MOVES = 256         # moves one cell's search applies at most (pils.cl MAX_M
 BRIDGE_SCALE = 1 << 16  # pils.cl draws kicks as double bridges below bridges * this
 CELLS = ("auto", "kd", "tour")
 COORDS = ("auto", "local", "global")
-MERGES = ("best", "disjoint")
 MIN_CELL = 16           # the smallest cell worth a work-group
 PARTITIONS = 8          # k-d partitions drawn and kept, used in turn
 SCAN_CHUNK = 4096       # pils.cl SCAN_CHUNK
 SCAN_WG = 256           # work-items of the scan kernels (divides SCAN_CHUNK)
 GROUPS_PER_UNIT = 4     # work-groups a round runs per compute unit (copies of cells)
 AUTO_KICKS_PER_CITY = 100  # kicks=auto without a time limit
-STAGING_CITIES = 1 << 24  # cities the copies' staging holds at most (272 MiB)
+STAGING_CITIES = 1 << 24  # cities the copies' staging holds at most (256 MiB)
 MOST_GROUPS = 1024      # the memory plan's bound on GROUPS_PER_UNIT x compute units
 
 
@@ -69,11 +67,7 @@ class SegmentIlsParams:
     cell: int = param(0, "cities per cell at most (0: as many as local memory holds)")
     round_kicks: int = param(64, "kicks per cell per round")
     copies: int = param(0, "work-groups searching each cell a round at most, each with its own "
-                        "draws (0: as many as fill the device)")
-    merge: str = param("best", "which copies of a cell a round keeps: best (the best copy) or "
-                       "disjoint (each copy of a k-d cell draws its kicks in its own part of the "
-                       "cell, and every copy that changed only pieces no better copy changed is "
-                       "kept too)")
+                        "draws, the best kept (0: as many as fill the device)")
     bridges: float = param(0.0, "share of the kicks that are double bridges (four joins "
                            "change, which no single move undoes); the others move a chain next to "
                            "a city near it (finer).  0.5 is far better at the few kicks a CPU "
@@ -113,8 +107,6 @@ class SegmentIlsParams:
         check_count("walk", self.walk, 0, 1000)
         check_count("depth", self.depth, 0, 16)
         check_count("candidates", self.candidates, 1, 16)
-        if self.merge not in MERGES:
-            raise UsageError(f"merge must be one of {', '.join(MERGES)} (got {self.merge!r})")
         if self.coords not in COORDS:
             raise UsageError(f"coords must be one of {', '.join(COORDS)} (got {self.coords!r})")
         check_count("polish_candidates", self.polish_candidates, 1, 50)
@@ -169,25 +161,11 @@ def cell_size(p: SegmentIlsParams, fits: int) -> int:
     return min(p.cell or fits, fits)
 
 
-def z_order(points: np.ndarray) -> np.ndarray:
-    """Each point's place on the Z-order (Morton) curve of a 2^16 grid over the first two
-    coordinates: points near on the curve are near in the plane."""
-    xy = points[:, :2] if points.shape[1] > 1 else np.hstack([points, points])
-    lo, span = xy.min(axis=0), np.ptp(xy, axis=0)
-    grid = ((xy - lo) / np.where(span > 0, span, 1) * 65535).astype(np.uint64)
-    code = np.zeros(len(points), np.uint64)
-    for bit in range(16):
-        for axis in range(2):
-            code |= ((grid[:, axis] >> np.uint64(bit)) & np.uint64(1)) << np.uint64(2 * bit + axis)
-    return code
-
-
 def kd_cells(points: np.ndarray, size: int, rng: np.random.Generator):
     """A k-d partition of the points into cells of at most `size`: each cell is split
     across its wider side at a random fraction (0.4-0.6) of its cities, so partitions
     drawn one after the other put their borders in other places.  Returns (members,
-    first, cell_of): cell g's cities are members[first[g]:first[g + 1]], in Z-order
-    (so that a run of them lies in one part of the cell: pils_round's focus)."""
+    first, cell_of): cell g's cities are members[first[g]:first[g + 1]]."""
     n = len(points)
     members = np.arange(n, dtype=np.int32)
     pending, ranges = [(0, n)], []
@@ -202,10 +180,8 @@ def kd_cells(points: np.ndarray, size: int, rng: np.random.Generator):
         members[lo:hi] = members[lo:hi][np.argpartition(part[:, axis], k, kind="introselect")]
         pending += [(lo, lo + k), (lo + k, hi)]
     first = np.array(sorted(ranges) + [n], dtype=np.int32)
-    within = np.repeat(np.arange(len(first) - 1, dtype=np.int32), np.diff(first))
-    members = members[np.lexsort((z_order(points)[members], within))]
     cell_of = np.empty(n, dtype=np.int32)
-    cell_of[members] = within
+    cell_of[members] = np.repeat(np.arange(len(first) - 1, dtype=np.int32), np.diff(first))
     return members, first, cell_of
 
 
@@ -253,9 +229,7 @@ class CellLayout:
 
     def plan(self, n: int) -> BufferPlan:
         """DeviceCells' buffers: the copies' staging (cities, piece starts, indices in the
-        piece), the pieces' growth and which pieces they changed, `most_copies` n-sized
-        each; the kept copies' staging gathered (pils_merge), the cells' pieces' first
-        keys, the pieces' owners and each cell's piece count; the cities' local
+        piece) and the pieces' growth, `most_copies` n-sized each; the cities' local
         indices and shifts, the scan's chunk sums; the gains of every work-group (cells x
         copies, at most `target` or one a cell), of every cell and of the round; and the
         cells: the PARTITIONS k-d partitions, or the tour's runs (members, first members,
@@ -265,11 +239,7 @@ class CellLayout:
         plan = BufferPlan()
         for name in ("staging", "staging_base", "staging_index", "delta"):
             plan = plan.add(name, i4, n * self.most_copies)
-        plan = plan.add("touched", np.uint8, n * self.most_copies)
-        for name in ("merged", "merged_base", "merged_index", "piece_first", "owner"):
-            plan = plan.add(name, i4, n)
-        plan = (plan.add("pieces_of", i4, most_cells)
-                .add("local_of", i4, n).add("shift", i4, n).add("sums", i4, -(-n // SCAN_CHUNK))
+        plan = (plan.add("local_of", i4, n).add("shift", i4, n).add("sums", i4, -(-n // SCAN_CHUNK))
                 .add("gains", i8, max(most_cells, self.target)).add("cell_gain", i8, most_cells)
                 .add("round_gain", i8, 1))
         for cells in [f"partition{i}" for i in range(PARTITIONS)] if self.kd else ["tour_cells"]:
@@ -284,9 +254,8 @@ class DeviceCells:
     Each round takes a partition (k-d cells drawn on the host, PARTITIONS of them in
     turn; runs of the tour without coordinates; one cell when the tour fits one) and
     runs `copies` work-groups on every cell, each with its own draws, so that cells x
-    copies fill about GROUPS_PER_UNIT work-groups per compute unit; pils_merge keeps the
-    best copy of each cell (with merge=disjoint, also the copies that changed other
-    pieces) and pils_place lays the tour out again."""
+    copies fill about GROUPS_PER_UNIT work-groups per compute unit; pils_pick keeps the
+    best copy of each cell and pils_place lays the tour out again."""
 
     def __init__(self, ctx: SolveContext, cand, p: SegmentIlsParams, search: DeviceSearch):
         rt, inst = ctx.rt, ctx.inst
@@ -299,7 +268,7 @@ class DeviceCells:
         defines = {"M": m, "L_MAX": layout.fits, "WG": self.group, "QCAP": QUEUE_SLOTS,
                    "LOCAL_XY": int(layout.local_xy), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
-        names = ("pils_round", "pils_merge", "pils_round_gain", "pils_positions", "pils_tour_cells",
+        names = ("pils_round", "pils_pick", "pils_round_gain", "pils_positions", "pils_tour_cells",
                  "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply")
         self.k = {name: kernel(name) for name in names}
         most = rt.work_group_size(self.k["pils_round"], self.group)
@@ -350,7 +319,7 @@ class DeviceCells:
         `round_kicks` kicks per work-group and `budget` in all at most, a unit a
         work-group (each searches its own copy of a cell with its own draws, common.h
         group_index, and writes only its staging), which a time limit may stop between
-        two; then each cell's kept copies (pils_merge), the tour laid out again and its positions, after
+        two; then each cell's best copy, the tour laid out again and its positions, after
         which `finished` gets the round's gain and kicks."""
         rt, cl, q, s, n, k = self.rt, self.rt.cl, self.rt.queue, self.search, self.n, self.k
         seed, wg, b = self.ctx.seed, self.gain_wg, self.buf
@@ -359,7 +328,6 @@ class DeviceCells:
         groups = cells * copies
         kicks = min(groups * round_kicks, budget)
         staging, base, index, delta = b.staging, b.staging_base, b.staging_index, b.delta
-        disjoint = self.p.merge == "disjoint"
 
         def prepare() -> list:
             events = []
@@ -372,18 +340,16 @@ class DeviceCells:
             return [k["pils_round"](
                 q, (count * self.group,), (self.group,), *self.ctx.dinst.dist_args,
                 self.cand.cities, self.cand.m, s.pos, members, first, cell_of,
-                b.local_of, staging, base, index, delta, b.gains, b.touched, b.piece_first,
-                b.pieces_of, seed & 0xFFFFFFFF, seed >> 32, round_no, offset, copies, int(descend),
+                b.local_of, staging, base, index, delta, b.gains,
+                seed & 0xFFFFFFFF, seed >> 32, round_no, offset, copies, int(descend),
                 kicks // groups, kicks % groups, self.p.window, self.p.walk,
-                round(self.p.bridges * BRIDGE_SCALE), int(disjoint and self.kd),
+                round(self.p.bridges * BRIDGE_SCALE),
                 global_offset=(first_group * self.group,) if first_group else None)]
 
         def lay_out() -> list:
-            events = [k["pils_merge"](q, (cells * wg,), (wg,), b.gains, copies, first, n, offset,
-                                      members, s.pos, b.local_of, staging, base, index, delta,
-                                      b.touched, b.piece_first, b.pieces_of, int(disjoint),
-                                      b.owner, b.merged, b.merged_base, b.merged_index,
-                                      b.cell_gain, cl.LocalMemory(4 * copies), cl.LocalMemory(4)),
+            events = [k["pils_pick"](q, (cells * wg,), (wg,), b.gains, copies, first, n,
+                                     staging, base, index, delta, b.cell_gain,
+                                     cl.LocalMemory(8 * wg), cl.LocalMemory(4 * wg)),
                       k["pils_round_gain"](q, (wg,), (wg,), b.cell_gain, cells, b.round_gain,
                                            cl.LocalMemory(8 * wg))]
             chunks = -(-n // SCAN_CHUNK)
@@ -392,8 +358,8 @@ class DeviceCells:
                        k["pils_scan_chunks"](q, (1,), (1,), b.sums, chunks),
                        k["pils_scan_apply"](q, (chunks * SCAN_WG,), (SCAN_WG,), delta, n, b.sums,
                                             b.shift, cl.LocalMemory(4 * SCAN_WG)),
-                       k["pils_place"](q, (min(n, 1 << 16),), None, b.merged, b.merged_base,
-                                       b.merged_index, b.shift, n, offset, s.tour),
+                       k["pils_place"](q, (min(n, 1 << 16),), None, staging, base, index,
+                                       b.shift, n, offset, s.tour),
                        k["pils_positions"](q, (min(n, 1 << 16),), None, s.tour, s.pos, n)]
             finished(int(rt.read(b.round_gain, np.int64, 1)[0]), kicks)
             return events
@@ -404,7 +370,7 @@ class DeviceCells:
 def max_copies(n: int, fewest_cells: int, target: int, asked: int = 0) -> int:
     """The most copies of a cell a round runs: enough to fill `target` work-groups with
     the fewest cells a partition has (cells hold at most n / fewest_cells cities), the
-    copies' staging (17 bytes a city each) within STAGING_CITIES, and `asked` at most
+    copies' staging (16 bytes a city each) within STAGING_CITIES, and `asked` at most
     (0: no bound)."""
     most = max(1, min(target // fewest_cells, STAGING_CITIES // n))
     return min(most, asked) if asked else most
