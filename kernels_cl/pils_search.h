@@ -139,31 +139,33 @@ inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict pat
         }
         if (k == LK_DEPTH)
             return best;
-        /* the next step from t2 = t4: the best look-ahead among its candidates */
+        /* the next step from t2 = t4: the best look-ahead among its candidates.  Every
+         * candidate is evaluated to the end, its indices kept inside the path, and only
+         * then judged: no early exit, so the M candidates' memory reads overlap instead
+         * of waiting for each other (this loop is most of a kick's time on a GPU) */
         t2 = t4;
         long top = 0;
         int t5 = -1;
+        const int removed = min(p1, p2);     /* the edge (removed, removed + 1) goes */
+#pragma unroll
         for (int s = 0; s < M; s++) {
             const int x = lcand[t2 * M + s];
-            if (x == NONE || x == t1)
-                continue;
-            const long g = G - SD(t2, x);
-            if (g <= 0)
-                continue;
-            int px = at[x];
+            const int xi = x == NONE ? t2 : x;
+            int px = at[xi];
             for (int r = 0; r < k; r++)
                 px = through(px, lo[r], hi[r]);
             const int py = px + (p1 - p2);
-            if (py < 0 || py > len - 1 || px == p1 || px == p2 || py == p2)
-                continue;
-            const int e = min(p1, p2), f = min(px, py);
-            if (!SAME_PIECE(min(e, f), max(e, f) + 1))
-                continue;
-            int qy = py;
+            const int f = min(px, py);
+            const int inside = py >= 0 && py <= len - 1;
+            const int first = inside ? min(removed, f) : 0;
+            const int last = inside ? max(removed, f) + 1 : 0;
+            int qy = inside ? py : 0;
             for (int r = k - 1; r >= 0; r--)
                 qy = through(qy, lo[r], hi[r]);
-            const long val = g + SD(x, path[qy]);
-            if (t5 < 0 || val > top) {
+            const long g = G - SD(t2, xi);
+            const long val = g + SD(xi, path[qy]);
+            if (x != NONE && x != t1 && g > 0 && inside && px != p1 && px != p2 && py != p2
+                && SAME_PIECE(first, last) && (t5 < 0 || val > top)) {
                 top = val;
                 t5 = x;
             }
@@ -311,7 +313,7 @@ inline void queue_ends(__local const ushort *path, const int len, __local ushort
 #define SH_WHERE (2 + 2 * MAX_REV)
 #define SHARED_INTS (2 + 2 * MAX_REV + WHERE_INTS)
 
-/* Work-item 0 leaves a move in shared[] for every work-item to read. */
+/* A move left in shared[] for every work-item to read (by one work-item). */
 inline void share_move(__local int *shared, const int count, const int *lo, const int *hi,
                        const int *where)
 {
@@ -357,6 +359,9 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
         barrier(CLK_LOCAL_MEM_FENCE);
         long best = 0;
         uint code = NO_CODE;
+        /* this work-item's best move, kept whole: the group's best is shared by the
+         * work-item that found it, not evaluated again */
+        int my_count = 0, my_lo[MAX_REV], my_hi[MAX_REV], my_where[WHERE_INTS];
         for (int t = lid; t < qn * M * 2; t += WG) {
             const int slot = t / (2 * M), k = (t >> 1) % M, side = t & 1;
             const int a = queue[slot], c = lcand[a * M + k];
@@ -366,20 +371,31 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
             for (int variant = 0; variant < VARIANTS; variant++) {
                 long g;
                 int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS];
-                if (path_move(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a, c, side,
-                              variant, &g, lo, hi, where) && g > 0) {
+                const int count = path_move(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a,
+                                            c, side, variant, &g, lo, hi, where);
+                if (count && g > 0) {
                     found = 1;
                     const uint mc = move_code(a, k, side, variant);
                     if (g > best || (g == best && mc < code)) {
                         best = g;
                         code = mc;
+                        my_count = count;
+                        for (int r = 0; r < count; r++) {
+                            my_lo[r] = lo[r];
+                            my_hi[r] = hi[r];
+                        }
+                        for (int w = 0; w < WHERE_INTS; w++)
+                            my_where[w] = where[w];
                     }
                 }
             }
             if (found)
                 atomic_or((volatile __local int *)&keep[slot], 1);
         }
+        const uint mine = code;
         group_best_gain(gains, codes, &best, &code);
+        if (best > 0 && mine == code)
+            share_move(shared, my_count, my_lo, my_hi, my_where);
         if (lid == 0) {
             int kept = 0;
             for (int t = 0; t < qn; t++) {
@@ -389,15 +405,6 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
                     queued[queue[t]] = 0;
             }
             shared[0] = kept;
-            if (best > 0) {
-                const int variant = code % 8, side = (code / 8) % 2, k = (code / 16) % M;
-                const int a = code / 16 / M;
-                long g;
-                int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS];
-                const int count = path_move(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a,
-                                            lcand[a * M + k], side, variant, &g, lo, hi, where);
-                share_move(shared, count, lo, hi, where);
-            }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (best == 0)
