@@ -6,8 +6,9 @@
 # PEER_LONG name linkern's instances at 10 and 60 s (seeds 1-3; empty: none); PEERS=0 skips
 # linkern; TESTS=0 skips the pils tests on the GPU; MILLION=1 first runs both on a
 # million uniform cities (u1m.json, u1m.log, linkern1m.csv).  Results in $OUT: runs.jsonl (one
-# --json line a run; each instance first runs 1 s untimed, so that kernel builds, which a
-# fresh machine pays once, are cached as a user's second run finds them), logs.tgz (logs/*.log, progress; peers' logs; u1m.*), ttt.csv (time to 1/0.5/0.2 %),
+# --json line a run; each instance first runs WARM seconds untimed (default 5: a 1-s run
+# does not reach every kernel a long run builds), so that kernel builds, which a fresh
+# machine pays once, are cached as a user's second run finds them), logs.tgz (logs/*.log, progress; peers' logs; u1m.*), ttt.csv (time to 1/0.5/0.2 %),
 # linkern*.csv.
 set -uo pipefail
 . scripts/device_prelude.sh pils
@@ -30,7 +31,7 @@ if [ "${PEERS:-1}" = 1 ]; then
 fi
 step "warm the kernel cache (a fresh machine builds for about 8 s on a first run)"
 for inst in $(echo "${RUNS:-pr1002 10 1}" | awk '{print $1}' | sort -u); do
-  timeout 120 taskset -c 12-15 python3 -m tspcl solve "$I/$inst.tsp" --algo pils -d gpu -t 1 -o /dev/null -q 2>> "$OUT/runs.err"
+  timeout 120 taskset -c 12-15 python3 -m tspcl solve "$I/$inst.tsp" --algo pils -d gpu -t "${WARM:-5}" -o /dev/null -q 2>> "$OUT/runs.err"
 done
 if [ "${MILLION:-0}" = 1 ]; then
   step "a million cities (tspcl gen uniform -n 1000000 --seed 1): linkern on core 11, pils 60 s"
