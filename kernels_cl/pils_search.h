@@ -15,8 +15,9 @@
  *   with LK_DEPTH, Lin-Kernighan chains of 2-opt steps inside a piece.
  * A queue of cities (don't-look bits, Bentley 1992) drives it: every step the work-items
  * evaluate every (queued city, candidate, side, move) at once, the best improving move
- * of the whole group is applied (ties to the smallest move code: reproducible), cities
- * without an improving move leave the queue and the ends of the changed edges join it.
+ * of the whole group is applied (ties to the smallest move code: reproducible; with
+ * STEP_MOVES > 1 also the next best ones clear of it, path_search), cities without an
+ * improving move leave the queue and the ends of the changed edges join it.
  *
  * A kick is a double bridge, its four cut edges near each other, or a chain moved next
  * to a city near it, found by random walks over the candidate lists as linkern's kicks
@@ -28,7 +29,8 @@
  * Build defines: METRIC (distance.h); M, candidates per city used; L_MAX, the most cities
  * a cell holds; WG, the work-group size (a power of two); QCAP, queue slots; LOCAL_XY,
  * 1 to keep 2-D coordinates in local memory (coordinate metrics other than GEO);
- * MAX_MOVES, moves one local search applies at most; LK_DEPTH.
+ * MAX_MOVES, steps one local search takes at most; STEP_MOVES, moves a step applies at
+ * most (1: only the group's best); LK_DEPTH.
  */
 #ifndef TSPCL_PILS_SEARCH_H
 #define TSPCL_PILS_SEARCH_H
@@ -40,6 +42,9 @@
 #define NONE 0xFFFF            /* a candidate outside the cell */
 #ifndef LK_DEPTH
 #define LK_DEPTH 0             /* 0: no Lin-Kernighan chains */
+#endif
+#ifndef STEP_MOVES
+#define STEP_MOVES 1           /* moves a step of the local search applies at most */
 #endif
 #define LK_VARIANT 7
 /* per (city, candidate, side): 2-opt, Or-opt chains of 1-3 cities that start (1-3) or
@@ -392,30 +397,51 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
             if (found)
                 atomic_or((volatile __local int *)&keep[slot], 1);
         }
+        /* up to STEP_MOVES moves a step: the group's best, then each time the best of
+         * those clear of every move applied this step.  A move reads and changes only
+         * positions from its first reversal's start - 1 to its last one's end + 1 (its
+         * span), so moves whose spans do not meet are all valid together, their gains
+         * add up, and none needs evaluating again */
         const uint mine = code;
-        group_best_gain(gains, codes, &best, &code);
-        if (best > 0 && mine == code)
-            share_move(shared, my_count, my_lo, my_hi, my_where);
-        if (lid == 0) {
-            int kept = 0;
-            for (int t = 0; t < qn; t++) {
-                if (keep[t])
-                    queue[kept++] = queue[t];
-                else
-                    queued[queue[t]] = 0;
-            }
-            shared[0] = kept;
+        const long mine_gain = best;
+        int my_from = len, my_to = -1, clear = best > 0;
+        for (int r = 0; r < my_count; r++) {
+            my_from = min(my_from, my_lo[r] - 1);
+            my_to = max(my_to, my_hi[r] + 1);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (best == 0)
-            continue;          /* the queue emptied: the loop's test ends it */
-        total += best;
-        int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS];
-        const int count = shared_move(shared, lo, hi, where);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        path_apply(path, at, piece, count, lo, hi, where);
-        if (lid == 0)
-            queue_ends(path, len, queue, queued, &shared[0], count, lo, hi);
+        for (int pick = 0; pick < STEP_MOVES; pick++) {
+            long g = clear ? mine_gain : 0;
+            uint gc = clear ? mine : NO_CODE;
+            group_best_gain(gains, codes, &g, &gc);
+            if (g > 0 && gc == mine)
+                share_move(shared, my_count, my_lo, my_hi, my_where);
+            if (lid == 0 && pick == 0) {
+                int kept = 0;
+                for (int t = 0; t < qn; t++) {
+                    if (keep[t])
+                        queue[kept++] = queue[t];
+                    else
+                        queued[queue[t]] = 0;
+                }
+                shared[0] = kept;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (g == 0)
+                break;         /* none left (on the first pick: the queue emptied) */
+            total += g;
+            int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS];
+            const int count = shared_move(shared, lo, hi, where);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            path_apply(path, at, piece, count, lo, hi, where);
+            if (lid == 0)
+                queue_ends(path, len, queue, queued, &shared[0], count, lo, hi);
+            int from = len, to = -1;
+            for (int r = 0; r < count; r++) {
+                from = min(from, lo[r] - 1);
+                to = max(to, hi[r] + 1);
+            }
+            clear = clear && gc != mine && (my_to < from || my_from > to);
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {        /* stopped by MAX_MOVES: forget the rest of the queue */

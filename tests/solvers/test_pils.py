@@ -144,10 +144,11 @@ def test_kd_cells_partition_the_cities_into_small_cells():
     assert not np.array_equal(cell_of, other), "another draw put the borders in the same places"
 
 
-@pytest.mark.parametrize("n, offset", [(400, 0), (373, 61)])
-def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset):  # noqa: F811
+@pytest.mark.parametrize("n, offset, step_moves", [(400, 0, 1), (373, 61, 1), (400, 0, 4)])
+def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset, step_moves):  # noqa: F811
+    """(step_moves 4: several moves whose spans do not meet applied at each step)"""
     inst = _uniform(n, n)
-    rounds = Rounds(rt, inst)
+    rounds = Rounds(rt, inst, step_moves=step_moves)
     start = _greedy(rt, inst)
     out, gain, _, cell_of = rounds.run(start, 0, offset, True, 0)
     assert sorted(out.tolist()) == list(range(n))
@@ -162,14 +163,16 @@ def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset):  # noq
         assert len(pieces) <= len(before[cell])
 
 
-@pytest.mark.parametrize("make, cells, cell, copies", [(_uniform, "kd", CELL, 0), (_matrix, "tour", CELL, 0),
-                                                       (_uniform, "kd", 150, 0), (_uniform, "kd", 150, 1)])
-def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, make, cells, cell, copies):  # noqa: F811
+@pytest.mark.parametrize("make, cells, cell, copies, step_moves", [
+    (_uniform, "kd", CELL, 0, 1), (_matrix, "tour", CELL, 0, 1), (_uniform, "kd", 150, 0, 1),
+    (_uniform, "kd", 150, 1, 1), (_uniform, "kd", CELL, 0, 4), (_matrix, "tour", CELL, 0, 8)])
+def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, make, cells, cell, copies,  # noqa: F811
+                                                                            step_moves):
     """(cells of 150 on 300 cities: several copies of each cell, the best one kept; or
-    one work-group a cell)"""
+    one work-group a cell; several moves a step)"""
     n = 300
     inst = make(n, 3)
-    rounds = Rounds(rt, inst, cells=cells, cell=cell, copies=copies)
+    rounds = Rounds(rt, inst, cells=cells, cell=cell, copies=copies, step_moves=step_moves)
     assert copies == 0 or rounds.cells.most_copies == copies
     assert rounds.cells.kd == (cells == "kd")
     order = _greedy(rt, inst)
@@ -197,13 +200,15 @@ def test_kicks_improve_a_local_optimum_and_reproduce(rt):  # noqa: F811
     assert not np.array_equal(a[0], c[0]), "another seed drew the same kicks"
 
 
-@pytest.mark.parametrize("bridges, walk", [("0", "40"), ("1", "40"), ("1", "0")])
-def test_the_solver_gives_a_reproducible_exact_tour(rt, bridges, walk):  # noqa: F811
-    """(chain kicks only, double bridges only, double bridges anywhere in the cell)"""
+@pytest.mark.parametrize("bridges, walk, step_moves", [("0", "40", "1"), ("1", "40", "1"), ("1", "0", "1"),
+                                                      ("0", "40", "3")])
+def test_the_solver_gives_a_reproducible_exact_tour(rt, bridges, walk, step_moves):  # noqa: F811
+    """(chain kicks only, double bridges only, double bridges anywhere in the cell; up to
+    three moves a step)"""
     inst = _uniform(512, 9)
     spec = get_solver("pils")
     params = spec.params_from({"cell": str(CELL), "round_kicks": "8", "bridges": bridges,
-                               "walk": walk})
+                               "walk": walk, "step_moves": step_moves})
     first = solve(inst, spec, params, rt, seed=4, iterations=2 * 512)
     again = solve(inst, spec, params, rt, seed=4, iterations=2 * 512)
     assert sorted(first.order.tolist()) == list(range(512))

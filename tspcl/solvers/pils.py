@@ -78,6 +78,9 @@ class SegmentIlsParams:
     depth: int = param(6, "2-opt steps of the cells' Lin-Kernighan chains (0: 2-opt and Or-opt "
                        "only)")
     candidates: int = param(8, "candidates per city in the cells' search (1 to 16)")
+    step_moves: int = param(1, "moves a step of the cells' local search applies at most: the "
+                            "work-group's best move, then the best ones clear of those applied "
+                            "(1 to 8)")
     coords: str = param("auto", "where the cells' search reads 2-D coordinates: local (in "
                         "local memory, the fastest distances), global (through the caches: 16 "
                         "bytes a city freed, so larger cells) or auto (global on a GPU, where "
@@ -107,6 +110,7 @@ class SegmentIlsParams:
         check_count("walk", self.walk, 0, 1000)
         check_count("depth", self.depth, 0, 16)
         check_count("candidates", self.candidates, 1, 16)
+        check_count("step_moves", self.step_moves, 1, 8)
         if self.coords not in COORDS:
             raise UsageError(f"coords must be one of {', '.join(COORDS)} (got {self.coords!r})")
         check_count("polish_candidates", self.polish_candidates, 1, 50)
@@ -266,7 +270,7 @@ class DeviceCells:
         self.size, self.kd, self.target, self.most_copies = (layout.size, layout.kd, layout.target,
                                                              layout.most_copies)
         defines = {"M": m, "L_MAX": layout.fits, "WG": self.group, "QCAP": QUEUE_SLOTS,
-                   "LOCAL_XY": int(layout.local_xy), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth}
+                   "LOCAL_XY": int(layout.local_xy), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth, "STEP_MOVES": p.step_moves}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
         names = ("pils_round", "pils_pick", "pils_round_gain", "pils_positions", "pils_tour_cells",
                  "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply")
