@@ -237,9 +237,11 @@ def test_replicas_search_the_whole_tour_and_the_best_one_is_kept(rt):  # noqa: F
 
 
 def test_the_tour_does_not_depend_on_the_work_group_size(rt):  # noqa: F811
+    """(one move a step: with several, the moves after the best are each work-item's
+    best, and which tasks share a work-item depends on the group's size)"""
     inst = _uniform(300, 21)
     spec = get_solver("pils")
-    runs = [solve(inst, spec, spec.params_from({"cell": str(CELL), "round_kicks": "8",
+    runs = [solve(inst, spec, spec.params_from({"cell": str(CELL), "round_kicks": "8", "step_moves": "1",
                                                 "group": str(group)}), rt, seed=3, iterations=600)
             for group in (64, 128)]
     assert np.array_equal(runs[0].order, runs[1].order) and runs[0].length == runs[1].length

@@ -38,7 +38,7 @@ from .localsearch import (OPERATORS, DeviceSearch, LocalSearchParams, StateWord,
                           kick_budget, reversal_problem, search_plan)
 
 QUEUE_SLOTS = 32        # cities a cell's local search evaluates at once (pils.cl QCAP)
-MAX_MOVES = 256         # moves one cell's search applies at most (pils.cl MAX_MOVES)
+MAX_MOVES = 256         # steps one local search of a cell takes at most (pils_search.h MAX_MOVES)
 BRIDGE_SCALE = 1 << 16  # pils.cl draws kicks as double bridges below bridges * this
 CELLS = ("auto", "kd", "tour")
 COORDS = ("auto", "local", "global")
@@ -78,9 +78,9 @@ class SegmentIlsParams:
     depth: int = param(6, "2-opt steps of the cells' Lin-Kernighan chains (0: 2-opt and Or-opt "
                        "only)")
     candidates: int = param(8, "candidates per city in the cells' search (1 to 16)")
-    step_moves: int = param(1, "moves a step of the cells' local search applies at most: the "
+    step_moves: int = param(4, "moves a step of the cells' local search applies at most: the "
                             "work-group's best move, then the best ones clear of those applied "
-                            "(1 to 8)")
+                            "(1 to 8; 1: the best only)")
     coords: str = param("auto", "where the cells' search reads 2-D coordinates: local (in "
                         "local memory, the fastest distances), global (through the caches: 16 "
                         "bytes a city freed, so larger cells) or auto (global on a GPU, where "
@@ -92,7 +92,8 @@ class SegmentIlsParams:
     polish_candidates: int = param(12, "candidates per city of the polish (1 to 50)")
     polish_steps: int = param(64, "passes over the queued cities each polish takes, the first "
                               "descent from the greedy tour too (1 or more)")
-    group: int = param(128, "work-items of a cell's work-group: 32, 64, 128 or 256")
+    group: int = param(128, "work-items of a cell's work-group: 32, 64, 128 or 256 (with "
+                       "step_moves above 1 the tour depends on it)")
 
     def __post_init__(self):
         if self.kicks != "auto":
