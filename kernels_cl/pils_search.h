@@ -399,9 +399,10 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
         }
         /* up to STEP_MOVES moves a step: the group's best, then each time the best of
          * those clear of every move applied this step.  A move reads and changes only
-         * positions from its first reversal's start - 1 to its last one's end + 1 (its
-         * span), so moves whose spans do not meet are all valid together, their gains
-         * add up, and none needs evaluating again */
+         * the positions from its reversals' lowest start - 1 to their highest end + 1
+         * (its span; reversals leave every other position as it was), so moves whose
+         * spans do not meet are all valid together, their gains add up, and none needs
+         * evaluating again */
         const uint mine = code;
         const long mine_gain = best;
         int my_from = len, my_to = -1, clear = best > 0;
