@@ -51,7 +51,8 @@ __kernel void pils_tour_cells(__global const int *restrict tour, const int n, co
  *                x's cell.  A key is a position relative to `offset` (key = position -
  *                offset mod n): pieces are runs of consecutive keys, so the tour's
  *                edge from key n - 1 to key 0 is never changed this round
- *   cand/cand_m: the candidate lists (the first M of cand_m per city are used)
+ *   cand/cdist/cand_m: the candidate lists and their distances (the first M of cand_m
+ *                per city are used)
  *   pos_in:      positions in the tour; local_of: scratch, n ints (the copies of a
  *                cell write the same values)
  *   staging:     copy r of cell c leaves the cell's cities in their new order at
@@ -65,7 +66,8 @@ __kernel void pils_tour_cells(__global const int *restrict tour, const int n, co
  *                groups), as kick_move draws them
  *   seed, round: the draws are Philox(seed; round, group, kick).
  * gain[g] is how much shorter work-group g made its cell's pieces. */
-__kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const int cand_m,
+__kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
+                         __global const int *restrict cdist, const int cand_m,
                          __global const int *restrict pos_in,
                          __global const int *restrict members, __global const int *restrict first,
                          __global const int *restrict cell_of, __global int *restrict local_of,
@@ -89,6 +91,7 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand, const i
     __local uint codes[WG];
 
     const int lid = get_local_id(0), g = (int)group_index();
+    const int cdist_m = cand_m;                   /* SEG_PASS's name for it */
     const int cell = g / copies, base = first[cell], len = first[cell + 1] - base;
     const long copy = (long)(g % copies) * n;      /* this copy's staging */
     const int my_kicks = kicks + (g < extra);

@@ -55,13 +55,17 @@
 #define WHERE_INTS 6           /* two position ranges and the pieces they join */
 #define KICK_TRIES 4           /* draws a kick may take to find its four edges */
 
-/* The path's cities (the cell a work-group owns), all in local memory. */
+/* The path's cities (the cell a work-group owns), all in local memory; without LOCAL_XY
+ * also the candidate lists' distances (cdist, cdist_m a city, by the instance's city
+ * numbers: the Lin-Kernighan look-ahead reads a candidate's distance instead of
+ * computing it from coordinates in global memory). */
 #if LOCAL_XY
 #define SEG_ARGS __local const int *restrict city, __local const double2 *restrict xy
 #define SEG_PASS city, xy
 #else
-#define SEG_ARGS __local const int *restrict city
-#define SEG_PASS city
+#define SEG_ARGS __local const int *restrict city, __global const int *restrict cdist, \
+    const int cdist_m
+#define SEG_PASS city, cdist, cdist_m
 #endif
 
 /* Distance between two local indices: the same integer as DIST of their cities. */
@@ -74,6 +78,12 @@ inline long seg_dist(DIST_PARAMS, SEG_ARGS, const int a, const int b)
 #endif
 }
 #define SD(a, b) seg_dist(DIST_ARGS, SEG_PASS, (a), (b))
+/* The distance from local index a to x, its candidate number s (lcand[a * M + s] == x). */
+#if LOCAL_XY
+#define CAND_DIST(a, s, x) SD(a, x)
+#else
+#define CAND_DIST(a, s, x) ((long)cdist[(long)city[a] * cdist_m + (s)])
+#endif
 /* Positions p and q are in one piece (pieces are runs of positions, and no move takes a
  * city across a reversal's ends, so a position's piece stays while a chain is built). */
 #define SAME_PIECE(p, q) (piece[path[p]] == piece[path[q]])
@@ -167,7 +177,7 @@ inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict pat
             int qy = inside ? py : 0;
             for (int r = k - 1; r >= 0; r--)
                 qy = through(qy, lo[r], hi[r]);
-            const long g = G - SD(t2, xi);
+            const long g = G - CAND_DIST(t2, s, xi);
             const long val = g + SD(xi, path[qy]);
             if (x != NONE && x != t1 && g > 0 && inside && px != p1 && px != p2 && py != p2
                 && SAME_PIECE(first, last) && (t5 < 0 || val > top)) {

@@ -344,7 +344,7 @@ class DeviceCells:
         def search(first_group: int, count: int) -> list:
             return [k["pils_round"](
                 q, (count * self.group,), (self.group,), *self.ctx.dinst.dist_args,
-                self.cand.cities, self.cand.m, s.pos, members, first, cell_of,
+                self.cand.cities, self.cand.dists, self.cand.m, s.pos, members, first, cell_of,
                 b.local_of, staging, base, index, delta, b.gains,
                 seed & 0xFFFFFFFF, seed >> 32, round_no, offset, copies, int(descend),
                 kicks // groups, kicks % groups, self.p.window, self.p.walk,
