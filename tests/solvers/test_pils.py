@@ -144,9 +144,10 @@ def test_kd_cells_partition_the_cities_into_small_cells():
     assert not np.array_equal(cell_of, other), "another draw put the borders in the same places"
 
 
-@pytest.mark.parametrize("n, offset, step_moves", [(400, 0, 1), (373, 61, 1), (400, 0, 4)])
+@pytest.mark.parametrize("n, offset, step_moves", [(400, 0, 4), (373, 61, 4), (400, 0, 1)])
 def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset, step_moves):  # noqa: F811
-    """(step_moves 4: several moves whose spans do not meet applied at each step)"""
+    """(step_moves 4, the default: several moves whose spans do not meet applied at each
+    step; 1: only the best)"""
     inst = _uniform(n, n)
     rounds = Rounds(rt, inst, step_moves=step_moves)
     start = _greedy(rt, inst)
@@ -164,12 +165,12 @@ def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset, step_mo
 
 
 @pytest.mark.parametrize("make, cells, cell, copies, step_moves", [
-    (_uniform, "kd", CELL, 0, 1), (_matrix, "tour", CELL, 0, 1), (_uniform, "kd", 150, 0, 1),
-    (_uniform, "kd", 150, 1, 1), (_uniform, "kd", CELL, 0, 4), (_matrix, "tour", CELL, 0, 8)])
+    (_uniform, "kd", CELL, 0, 4), (_matrix, "tour", CELL, 0, 4), (_uniform, "kd", 150, 0, 4),
+    (_uniform, "kd", 150, 1, 4), (_uniform, "kd", CELL, 0, 1), (_matrix, "tour", CELL, 0, 1)])
 def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, make, cells, cell, copies,  # noqa: F811
                                                                             step_moves):
     """(cells of 150 on 300 cities: several copies of each cell, the best one kept; or
-    one work-group a cell; several moves a step)"""
+    one work-group a cell; one move a step)"""
     n = 300
     inst = make(n, 3)
     rounds = Rounds(rt, inst, cells=cells, cell=cell, copies=copies, step_moves=step_moves)
@@ -200,11 +201,11 @@ def test_kicks_improve_a_local_optimum_and_reproduce(rt):  # noqa: F811
     assert not np.array_equal(a[0], c[0]), "another seed drew the same kicks"
 
 
-@pytest.mark.parametrize("bridges, walk, step_moves", [("0", "40", "1"), ("1", "40", "1"), ("1", "0", "1"),
-                                                      ("0", "40", "3")])
+@pytest.mark.parametrize("bridges, walk, step_moves", [("0", "40", "4"), ("1", "40", "4"), ("1", "0", "4"),
+                                                      ("0", "40", "1")])
 def test_the_solver_gives_a_reproducible_exact_tour(rt, bridges, walk, step_moves):  # noqa: F811
-    """(chain kicks only, double bridges only, double bridges anywhere in the cell; up to
-    three moves a step)"""
+    """(chain kicks only, double bridges only, double bridges anywhere in the cell; one
+    move a step)"""
     inst = _uniform(512, 9)
     spec = get_solver("pils")
     params = spec.params_from({"cell": str(CELL), "round_kicks": "8", "bridges": bridges,
