@@ -91,7 +91,6 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
     __local uint codes[WG];
 
     const int lid = get_local_id(0), g = (int)group_index();
-    const int cdist_m = cand_m;                   /* SEG_PASS's name for it */
     const int cell = g / copies, base = first[cell], len = first[cell + 1] - base;
     const long copy = (long)(g % copies) * n;      /* this copy's staging */
     const int my_kicks = kicks + (g < extra);

@@ -56,7 +56,7 @@
 #define KICK_TRIES 4           /* draws a kick may take to find its four edges */
 
 /* The path's cities (the cell a work-group owns), all in local memory; without LOCAL_XY
- * also the candidate lists' distances (cdist, cdist_m a city, by the instance's city
+ * also the candidate lists' distances (cdist, cand_m a city, by the instance's city
  * numbers: the Lin-Kernighan look-ahead reads a candidate's distance instead of
  * computing it from coordinates in global memory). */
 #if LOCAL_XY
@@ -64,8 +64,8 @@
 #define SEG_PASS city, xy
 #else
 #define SEG_ARGS __local const int *restrict city, __global const int *restrict cdist, \
-    const int cdist_m
-#define SEG_PASS city, cdist, cdist_m
+    const int cand_m
+#define SEG_PASS city, cdist, cand_m
 #endif
 
 /* Distance between two local indices: the same integer as DIST of their cities. */
@@ -82,7 +82,7 @@ inline long seg_dist(DIST_PARAMS, SEG_ARGS, const int a, const int b)
 #if LOCAL_XY
 #define CAND_DIST(a, s, x) SD(a, x)
 #else
-#define CAND_DIST(a, s, x) ((long)cdist[(long)city[a] * cdist_m + (s)])
+#define CAND_DIST(a, s, x) ((long)cdist[(long)city[a] * cand_m + (s)])
 #endif
 /* Positions p and q are in one piece (pieces are runs of positions, and no move takes a
  * city across a reversal's ends, so a position's piece stays while a chain is built). */
@@ -328,6 +328,19 @@ inline void queue_ends(__local const ushort *path, const int len, __local ushort
 #define SH_WHERE (2 + 2 * MAX_REV)
 #define SHARED_INTS (2 + 2 * MAX_REV + WHERE_INTS)
 
+/* The span of a move's `count` reversals: the positions it reads and changes, from the
+ * reversals' lowest start - 1 to their highest end + 1 (reversals leave every other
+ * position as it was). */
+inline void move_span(const int count, const int *lo, const int *hi, int *from, int *to)
+{
+    *from = INT_MAX;
+    *to = -1;
+    for (int r = 0; r < count; r++) {
+        *from = min(*from, lo[r] - 1);
+        *to = max(*to, hi[r] + 1);
+    }
+}
+
 /* A move left in shared[] for every work-item to read (by one work-item). */
 inline void share_move(__local int *shared, const int count, const int *lo, const int *hi,
                        const int *where)
@@ -409,17 +422,12 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
         }
         /* up to STEP_MOVES moves a step: the group's best, then each time the best of
          * those clear of every move applied this step.  A move reads and changes only
-         * the positions from its reversals' lowest start - 1 to their highest end + 1
-         * (its span; reversals leave every other position as it was), so moves whose
-         * spans do not meet are all valid together, their gains add up, and none needs
-         * evaluating again */
+         * its span (move_span), so moves whose spans do not meet are all valid
+         * together, their gains add up, and none needs evaluating again */
         const uint mine = code;
         const long mine_gain = best;
-        int my_from = len, my_to = -1, clear = best > 0;
-        for (int r = 0; r < my_count; r++) {
-            my_from = min(my_from, my_lo[r] - 1);
-            my_to = max(my_to, my_hi[r] + 1);
-        }
+        int my_from, my_to, clear = best > 0;
+        move_span(my_count, my_lo, my_hi, &my_from, &my_to);
         for (int pick = 0; pick < STEP_MOVES; pick++) {
             long g = clear ? mine_gain : 0;
             uint gc = clear ? mine : NO_CODE;
@@ -446,11 +454,8 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
             path_apply(path, at, piece, count, lo, hi, where);
             if (lid == 0)
                 queue_ends(path, len, queue, queued, &shared[0], count, lo, hi);
-            int from = len, to = -1;
-            for (int r = 0; r < count; r++) {
-                from = min(from, lo[r] - 1);
-                to = max(to, hi[r] + 1);
-            }
+            int from, to;
+            move_span(count, lo, hi, &from, &to);
             clear = clear && gc != mine && (my_to < from || my_from > to);
         }
     }
