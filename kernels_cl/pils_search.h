@@ -30,9 +30,7 @@
  * a cell holds; WG, the work-group size (a power of two); QCAP, queue slots; LOCAL_XY,
  * 1 to keep 2-D coordinates in local memory (coordinate metrics other than GEO);
  * MAX_MOVES, steps one local search takes at most; STEP_MOVES, moves a step applies at
- * most (1: only the group's best); LK_DEPTH; LK_AHEAD, candidates the LK look-ahead weighs
- * after a chain's first step (M: all); LK_APART, 1 to make each LK chain a task of its
- * own beside the short moves of the same (city, candidate, side).
+ * most (1: only the group's best); LK_DEPTH.
  */
 #ifndef TSPCL_PILS_SEARCH_H
 #define TSPCL_PILS_SEARCH_H
@@ -48,20 +46,11 @@
 #ifndef STEP_MOVES
 #define STEP_MOVES 1           /* moves a step of the local search applies at most */
 #endif
-#ifndef LK_AHEAD
-#define LK_AHEAD M             /* candidates the LK look-ahead weighs after the first step */
-#endif
-#ifndef LK_APART
-#define LK_APART 0             /* 1: an LK chain is a task of its own (path_search) */
-#endif
 #define LK_VARIANT 7
 /* per (city, candidate, side): 2-opt, Or-opt chains of 1-3 cities that start (1-3) or
  * end (4-6) at the city, and with LK_DEPTH a Lin-Kernighan chain (7) */
 #define VARIANTS (LK_DEPTH ? 8 : 7)
 #define MAX_REV (LK_DEPTH > 4 ? LK_DEPTH : 4)   /* reversals of one move (or kick) at most */
-/* the LK chains as tasks of their own: a step lasts about one chain, not a chain and
- * the seven short moves of its (city, candidate, side) in turn */
-#define CHAIN_TASKS (LK_DEPTH && LK_APART)
 #define NO_CODE 0xFFFFFFFFu
 #define WHERE_INTS 6           /* two position ranges and the pieces they join */
 #define KICK_TRIES 4           /* draws a kick may take to find its four edges */
@@ -111,7 +100,7 @@ inline int through(const int p, const int lo, const int hi)
  * t2 = a on a's `side`.  Step i adds (t2, t3), removes (t3, t4) with t4 the neighbour of
  * t3 on the side where t1 lies beside t2 (so the closing edge (t4, t1) makes a path
  * again), and reverses the positions between the two removed edges; t4 is the next t2.
- * The first t3 is c; later ones the candidate among the first LK_AHEAD of t2 with a positive
+ * The first t3 is c; later ones the candidate among the first M of t2 with a positive
  * partial gain and the best look-ahead -d(t2, t3) + d(t3, t4) (ties to list order); a
  * removed edge is never added back nor an added one removed, and every step's reversal
  * lies inside one piece.  The steps are not applied
@@ -165,17 +154,16 @@ inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict pat
         }
         if (k == LK_DEPTH)
             return best;
-        /* the next step from t2 = t4: the best look-ahead among its first LK_AHEAD
-         * candidates.  Every candidate is evaluated to the end, its indices kept inside
-         * the path, and only then judged: no early exit, so the candidates' memory reads
-         * overlap instead of waiting for each other (this loop is most of a kick's time
-         * on a GPU) */
+        /* the next step from t2 = t4: the best look-ahead among its candidates.  Every
+         * candidate is evaluated to the end, its indices kept inside the path, and only
+         * then judged: no early exit, so the M candidates' memory reads overlap instead
+         * of waiting for each other (this loop is most of a kick's time on a GPU) */
         t2 = t4;
         long top = 0;
         int t5 = -1;
         const int removed = min(p1, p2);     /* the edge (removed, removed + 1) goes */
 #pragma unroll
-        for (int s = 0; s < LK_AHEAD; s++) {
+        for (int s = 0; s < M; s++) {
             const int x = lcand[t2 * M + s];
             const int xi = x == NONE ? t2 : x;
             int px = at[xi];
@@ -402,17 +390,13 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
         /* this work-item's best move, kept whole: the group's best is shared by the
          * work-item that found it, not evaluated again */
         int my_count = 0, my_lo[MAX_REV], my_hi[MAX_REV], my_where[WHERE_INTS];
-        const int tasks = qn * M * 2;     /* (queued city, candidate, side) */
-        for (int u = lid; u < tasks * (1 + CHAIN_TASKS); u += WG) {
-            /* with CHAIN_TASKS, tasks u >= tasks are the LK chains of task u - tasks */
-            const int chain = CHAIN_TASKS && u >= tasks, t = chain ? u - tasks : u;
+        for (int t = lid; t < qn * M * 2; t += WG) {
             const int slot = t / (2 * M), k = (t >> 1) % M, side = t & 1;
             const int a = queue[slot], c = lcand[a * M + k];
             if (c == NONE)
                 continue;
             int found = 0;
-            const int first = chain ? LK_VARIANT : 0, end = CHAIN_TASKS && !chain ? LK_VARIANT : VARIANTS;
-            for (int variant = first; variant < end; variant++) {
+            for (int variant = 0; variant < VARIANTS; variant++) {
                 long g;
                 int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS];
                 const int count = path_move(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a,

@@ -78,12 +78,6 @@ class SegmentIlsParams:
     depth: int = param(6, "2-opt steps of the cells' Lin-Kernighan chains (0: 2-opt and Or-opt "
                        "only)")
     candidates: int = param(8, "candidates per city in the cells' search (1 to 16)")
-    lookahead: int = param(0, "candidates the cells' Lin-Kernighan look-ahead weighs after a "
-                           "chain's first step (0: all `candidates`)")
-    chain_tasks: int = param(0, "1: each Lin-Kernighan chain of the cells' search is a task of "
-                             "its own beside the short moves of its city and candidate, so a step "
-                             "waits on one chain, not a chain and the short moves in turn (pays "
-                             "with group=256); 0: one task")
     step_moves: int = param(4, "moves a step of the cells' local search applies at most: the "
                             "work-group's best move, then the best ones clear of those applied "
                             "(1 to 8; 1: the best only)")
@@ -117,8 +111,6 @@ class SegmentIlsParams:
         check_count("walk", self.walk, 0, 1000)
         check_count("depth", self.depth, 0, 16)
         check_count("candidates", self.candidates, 1, 16)
-        check_count("lookahead", self.lookahead, 0, 16)
-        check_count("chain_tasks", self.chain_tasks, 0, 1)
         check_count("step_moves", self.step_moves, 1, 8)
         if self.coords not in COORDS:
             raise UsageError(f"coords must be one of {', '.join(COORDS)} (got {self.coords!r})")
@@ -280,8 +272,7 @@ class DeviceCells:
                                                              layout.most_copies)
         defines = {"M": m, "L_MAX": layout.fits, "WG": self.group, "QCAP": QUEUE_SLOTS,
                    "LOCAL_XY": int(layout.local_xy), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth,
-                   "STEP_MOVES": p.step_moves, "LK_AHEAD": min(p.lookahead or m, m),
-                   "LK_APART": p.chain_tasks}
+                   "STEP_MOVES": p.step_moves}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
         names = ("pils_round", "pils_pick", "pils_round_gain", "pils_positions", "pils_tour_cells",
                  "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply")
