@@ -144,9 +144,9 @@ def test_kd_cells_partition_the_cities_into_small_cells():
     assert not np.array_equal(cell_of, other), "another draw put the borders in the same places"
 
 
-@pytest.mark.parametrize("n, offset, step_moves", [(400, 0, 4), (373, 61, 4), (400, 0, 1)])
+@pytest.mark.parametrize("n, offset, step_moves", [(400, 0, 2), (373, 61, 2), (400, 0, 1)])
 def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset, step_moves):  # noqa: F811
-    """(step_moves 4, the default: several moves whose spans do not meet applied at each
+    """(step_moves 2, the default: several moves whose spans do not meet applied at each
     step; 1: only the best)"""
     inst = _uniform(n, n)
     rounds = Rounds(rt, inst, step_moves=step_moves)
@@ -165,8 +165,8 @@ def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset, step_mo
 
 
 @pytest.mark.parametrize("make, cells, cell, copies, step_moves", [
-    (_uniform, "kd", CELL, 0, 4), (_matrix, "tour", CELL, 0, 4), (_uniform, "kd", 150, 0, 4),
-    (_uniform, "kd", 150, 1, 4), (_uniform, "kd", CELL, 0, 1), (_matrix, "tour", CELL, 0, 1)])
+    (_uniform, "kd", CELL, 0, 2), (_matrix, "tour", CELL, 0, 2), (_uniform, "kd", 150, 0, 2),
+    (_uniform, "kd", 150, 1, 2), (_uniform, "kd", CELL, 0, 1), (_matrix, "tour", CELL, 0, 1)])
 def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, make, cells, cell, copies,  # noqa: F811
                                                                             step_moves):
     """(cells of 150 on 300 cities: several copies of each cell, the best one kept; or
@@ -201,7 +201,7 @@ def test_kicks_improve_a_local_optimum_and_reproduce(rt):  # noqa: F811
     assert not np.array_equal(a[0], c[0]), "another seed drew the same kicks"
 
 
-@pytest.mark.parametrize("bridges, walk, step_moves", [("0", "40", "4"), ("1", "40", "4"), ("1", "0", "4"),
+@pytest.mark.parametrize("bridges, walk, step_moves", [("0", "40", "2"), ("1", "40", "2"), ("1", "0", "2"),
                                                       ("0", "40", "1")])
 def test_the_solver_gives_a_reproducible_exact_tour(rt, bridges, walk, step_moves):  # noqa: F811
     """(chain kicks only, double bridges only, double bridges anywhere in the cell; one

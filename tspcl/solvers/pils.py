@@ -78,7 +78,7 @@ class SegmentIlsParams:
     depth: int = param(6, "2-opt steps of the cells' Lin-Kernighan chains (0: 2-opt and Or-opt "
                        "only)")
     candidates: int = param(8, "candidates per city in the cells' search (1 to 16)")
-    step_moves: int = param(4, "moves a step of the cells' local search applies at most: the "
+    step_moves: int = param(2, "moves a step of the cells' local search applies at most: the "
                             "work-group's best move, then the best ones clear of those applied "
                             "(1 to 8; 1: the best only)")
     coords: str = param("auto", "where the cells' search reads 2-D coordinates: local (in "
@@ -90,6 +90,10 @@ class SegmentIlsParams:
                         "2opt+oropt, 3opt, lk or none")
     polish_every: int = param(1, "rounds between two polishes")
     polish_candidates: int = param(12, "candidates per city of the polish (1 to 50)")
+    polish_depth: int = param(10, "2-opt steps of the polish's Lin-Kernighan chains at most (2 "
+                              "to 31)")
+    polish_breadth: int = param(1, "alternatives the polish tries for a chain's second step (1 "
+                                "to 8)")
     polish_steps: int = param(64, "passes over the queued cities each polish takes, the first "
                               "descent from the greedy tour too (1 or more)")
     group: int = param(128, "work-items of a cell's work-group: 32, 64, 128 or 256 (with "
@@ -117,6 +121,8 @@ class SegmentIlsParams:
         check_count("polish_candidates", self.polish_candidates, 1, 50)
         check_count("polish_every", self.polish_every, 1)
         check_count("polish_steps", self.polish_steps, 1)
+        check_count("polish_depth", self.polish_depth, 2, 31)
+        check_count("polish_breadth", self.polish_breadth, 1, 8)
         if self.group not in (32, 64, 128, 256):
             raise UsageError(f"group must be 32, 64, 128 or 256 (got {self.group!r})")
         if self.polish != "none" and self.polish not in OPERATORS:
@@ -143,7 +149,8 @@ class SegmentIlsParams:
         if self.candidate_kind == "quadrant":
             count = min(-(-count // 4) * 4, 48)
         return LocalSearchParams(ls=self.polish if self.polish != "none" else "2opt",
-                                 candidate_kind=self.candidate_kind, candidates=count)
+                                 candidate_kind=self.candidate_kind, candidates=count,
+                                 depth=self.polish_depth, breadth=self.polish_breadth)
 
 
 def local_bytes(length: int, m: int, local_xy: bool, group: int) -> int:
