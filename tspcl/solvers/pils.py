@@ -90,7 +90,7 @@ class SegmentIlsParams:
                         "2opt+oropt, 3opt, lk or none")
     polish_every: int = param(1, "rounds between two polishes")
     polish_candidates: int = param(12, "candidates per city of the polish (1 to 50)")
-    polish_depth: int = param(10, "2-opt steps of the polish's Lin-Kernighan chains at most (2 "
+    polish_depth: int = param(16, "2-opt steps of the polish's Lin-Kernighan chains at most (2 "
                               "to 31)")
     polish_breadth: int = param(1, "alternatives the polish tries for a chain's second step (1 "
                                 "to 8)")
