@@ -152,6 +152,36 @@ def test_without_a_time_limit_the_batches_do_not_depend_on_time(rt):  # noqa: F8
     assert AnyOf([]).remaining() is None
 
 
+class TurningTour(StepsOnAClock):
+    """StepsOnAClock whose every step turns its best tour one place round: another
+    order of the same length (as a search's kicks of no gain leave it)."""
+
+    def __init__(self, rt, inst, steps, batch):  # noqa: F811
+        super().__init__(rt, inst, steps, batch)
+        self.n, self.turned = inst.n, 0
+
+    def enqueue(self, count):
+        self.turned += count
+        order = np.roll(np.arange(self.n, dtype=np.int32), self.turned)
+        cl.enqueue_copy(self.rt.queue, self.best_tour, order)
+        return super().enqueue(count)
+
+
+@pytest.mark.parametrize("publish_s", [0.0, 1e9])
+def test_the_tour_a_run_ends_with_is_its_last_whenever_the_earlier_ones_were_read(rt, monkeypatch,  # noqa: F811
+                                                                               publish_s):
+    """(publish_s 0: a tour is read after the first batch, and later ones are no shorter;
+    1e9: none is read before the end)"""
+    monkeypatch.setattr("tspcl.solvers.base.PUBLISH_S", publish_s)
+    inst = generate("uniform", 12, seed=1)
+    device = TurningTour(rt, inst, 10, 4)
+    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=1, stop=AnyOf([]))
+    run_device_loop(ctx, device)
+    assert device.turned == 10
+    assert np.array_equal(ctx.best_order, np.roll(np.arange(12), 10))
+    assert ctx.best_length == inst.tour_length(np.arange(12))
+
+
 @pytest.mark.parametrize("program, kernel, defines, prefix", [
     ("best", "best_of_batch", BEST_DEFINES, "B_"),
     ("mmas", "mmas_best", mmas.program_defines("matrix", 8), "B_"),

@@ -93,8 +93,12 @@ class SolveContext:
         last.wait()
         self.kernel_seconds += (last.profile.end - first.profile.start) * 1e-9
 
-    def improve(self, order: np.ndarray, iteration: int, device_length: int | None = None) -> bool:
-        """Offer a tour (host copy, 0-based); keeps it if shorter. Length is exact.
+    def improve(self, order: np.ndarray, iteration: int, device_length: int | None = None,
+                final: bool = False) -> bool:
+        """Offer a tour (host copy, 0-based); keeps it if shorter, or with `final` (a run's
+        last offer) if no longer: a search may end on another tour of the best length
+        than the one read back earlier, and which one was read depends on when the reads
+        came (publish_due), so the tour a run ends with is its last.  Length is exact.
         The history gets it unless :meth:`reached` already recorded its length.
         `device_length`, the length the device computed for it, must equal the exact one
         (RuntimeError otherwise: a kernel's sums went wrong)."""
@@ -103,7 +107,8 @@ class SolveContext:
             raise RuntimeError(f"the device's tour length {device_length} is not the tour's "
                                f"exact length {length}")
         self.iterations = max(self.iterations, iteration)
-        if self.best_length is not None and length >= self.best_length:
+        if self.best_length is not None and (length > self.best_length
+                                             or (length == self.best_length and not final)):
             return False
         self.best_order = np.asarray(order, np.int64).copy()
         self.best_length = length

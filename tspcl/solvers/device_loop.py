@@ -126,7 +126,9 @@ def run_device_loop(ctx: SolveContext, run: DeviceRun) -> None:
     device time is added, the device's best length goes into the history
     (``ctx.reached``: a log says when each length was reached, to the batch), and the
     best tour is published if ``ctx.publish_due``, its exact host length checked against
-    the status's.  At the end the best tour, if the device has one, is published, and
+    the status's.  At the end the best tour, if the device has one, is published (kept
+    when no longer than the one published before: the run's tour does not depend on
+    when the earlier reads came), and
     ``ctx.iterations`` is set to the iterations the status reports.
 
     Under a time limit a batch holds only the steps that fit in the time left, each
@@ -177,5 +179,6 @@ def run_device_loop(ctx: SolveContext, run: DeviceRun) -> None:
         if ctx.publish_due(status.best_length):
             ctx.improve(ctx.read_tour(run.best_buffer(status)), status.iterations, status.best_length)
     if status.best_length != LONG_MAX:
-        ctx.improve(ctx.read_tour(run.best_buffer(status)), status.iterations, status.best_length)
+        ctx.improve(ctx.read_tour(run.best_buffer(status)), status.iterations, status.best_length,
+                    final=True)
     ctx.iterations = status.iterations
