@@ -90,10 +90,10 @@ class SegmentIlsParams:
                         "2opt+oropt, 3opt, lk or none")
     polish_every: int = param(1, "rounds between two polishes")
     polish_candidates: int = param(12, "candidates per city of the polish (1 to 50)")
-    polish_depth: int = param(16, "2-opt steps of the polish's Lin-Kernighan chains at most (2 "
-                              "to 31)")
-    polish_breadth: int = param(1, "alternatives the polish tries for a chain's second step (1 "
-                                "to 8)")
+    polish_depth: int = param(16, "polish=lk: 2-opt steps of a Lin-Kernighan chain at most (2 to "
+                              "31)")
+    polish_breadth: int = param(1, "polish=lk: alternatives tried for a chain's second step (1 to "
+                                "8)")
     polish_steps: int = param(64, "passes over the queued cities each polish takes, the first "
                               "descent from the greedy tour too (1 or more)")
     group: int = param(128, "work-items of a cell's work-group: 32, 64, 128 or 256 (with "
