@@ -4,7 +4,8 @@ A round runs through the solver's own DeviceCells on a tour the test gives.  The
 search is checked by brute force on the host: every 2-opt move inside a piece and every
 Or-opt move of a chain inside a piece into an edge inside a piece of the same cell that
 makes a candidate edge is enumerated directly from the definition, and none may improve
-after a descent.  Rounds keep the tour a permutation, keep every edge between two cells
+after a descent; nor may any Lin-Kernighan chain, followed step by step on the host by its
+definition.  Rounds keep the tour a permutation, keep every edge between two cells
 (so the ends of every piece), and report exact gains; runs reproduce.
 """
 
@@ -144,12 +145,84 @@ def test_kd_cells_partition_the_cities_into_small_cells():
     assert not np.array_equal(cell_of, other), "another draw put the borders in the same places"
 
 
-@pytest.mark.parametrize("n, offset, step_moves", [(400, 0, 2), (373, 61, 2), (400, 0, 1)])
-def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset, step_moves):  # noqa: F811
+def _chain_gain(inst, path, piece_at, cand, a, c, side, depth):
+    """The best closing gain of the cells' Lin-Kernighan chain from city a, candidate c
+    and `side` on `path` (the cell's pieces end to end; piece_at[p], the piece of
+    position p), by its definition (pils_search.h path_chain): t1 is a's neighbour on
+    `side`; each step adds (t2, t3), removes (t3, t4) with t4 beside t3 as t1 is beside
+    t2 and reverses the positions between the removed edges, inside one piece; the next
+    t3 is the candidate of t4 with a positive partial gain and the best look-ahead
+    (first in list order among equals); no removed edge is added, no added one removed;
+    at most `depth` steps.  The reversals are applied to a copy."""
+    def d(x, y):
+        return int(inst.dist(x, y))
+
+    cur, n = list(path), len(path)
+    at = {x: p for p, x in enumerate(cur)}
+    p1, p2 = at[a] + (1 if side == 0 else -1), at[a]
+    if not 0 <= p1 < n:
+        return 0
+    t1, t2, t3 = cur[p1], a, c
+    gain, best, removed, added = d(t1, a), 0, [{t1, a}], []
+    for step in range(depth):
+        p3 = at[t3]
+        p4 = p3 + (p1 - p2)
+        if not 0 <= p4 < n or p3 in (p1, p2) or p4 == p2 or gain - d(t2, t3) <= 0:
+            return best
+        t4 = cur[p4]
+        if {t2, t3} in removed or {t3, t4} in added:
+            return best
+        gain += d(t3, t4) - d(t2, t3)
+        added.append({t2, t3})
+        removed.append({t3, t4})
+        lo, hi = min(p1, p2, p3, p4) + 1, max(min(p1, p2), min(p3, p4))
+        if piece_at[lo - 1] != piece_at[hi + 1]:
+            return best
+        cur[lo:hi + 1] = cur[lo:hi + 1][::-1]
+        at.update((x, p) for p, x in enumerate(cur[lo:hi + 1], lo))
+        p1, p2 = at[t1], at[t4]
+        best = max(best, gain - d(t4, t1))
+        t2, first, t3, top = t4, min(p1, p2), None, None
+        for x in cand[t2]:
+            px = at[x]
+            py = px + (p1 - p2)
+            if x == t1 or gain - d(t2, x) <= 0 or not 0 <= py < n or px in (p1, p2) or py == p2:
+                continue
+            f = min(px, py)
+            if piece_at[min(first, f)] != piece_at[max(first, f) + 1]:
+                continue
+            value = gain - d(t2, x) + d(x, cur[py])
+            if t3 is None or value > top:
+                t3, top = x, value
+        if t3 is None:
+            return best
+    return best
+
+
+def _improving_chains(inst, pieces, lists, depth):
+    """Every (a, c, side) of the cell, c among a's candidates in the cell, whose
+    Lin-Kernighan chain (_chain_gain) closes with a positive gain; yields (a, c, side,
+    gain)."""
+    path = [c for p in pieces for c in p]
+    piece_at = [k for k, p in enumerate(pieces) for _ in p]
+    inside = set(path)
+    cand = {a: [c for c in lists[a] if c in inside] for a in path}
+    for a in path:
+        for c in cand[a]:
+            for side in (0, 1):
+                g = _chain_gain(inst, path, piece_at, cand, a, c, side, depth)
+                if g > 0:
+                    yield a, c, side, g
+
+
+@pytest.mark.parametrize("n, offset, step_moves, cell", [(400, 0, 2, CELL), (373, 61, 2, CELL), (400, 0, 1, CELL),
+                                                         (400, 0, 2, 400)])
+def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset, step_moves, cell):  # noqa: F811
     """(step_moves 2, the default: several moves whose spans do not meet applied at each
-    step; 1: only the best)"""
+    step; 1: only the best; one cell of the whole tour, one long piece, where Lin-Kernighan
+    chains find what 2-opt and Or-opt leave: a descent without them leaves one here)"""
     inst = _uniform(n, n)
-    rounds = Rounds(rt, inst, step_moves=step_moves)
+    rounds = Rounds(rt, inst, step_moves=step_moves, cell=cell)
     start = _greedy(rt, inst)
     out, gain, _, cell_of = rounds.run(start, 0, offset, True, 0)
     assert sorted(out.tolist()) == list(range(n))
@@ -161,6 +234,8 @@ def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset, step_mo
             continue
         found = list(_improving_moves(inst, pieces, lists))
         assert not found, f"cell {cell}: improving moves left {found[:3]}"
+        found = list(_improving_chains(inst, pieces, lists, rounds.params.depth))
+        assert not found, f"cell {cell}: improving Lin-Kernighan chains left {found[:3]}"
         assert len(pieces) <= len(before[cell])
 
 
