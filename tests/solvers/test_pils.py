@@ -164,7 +164,7 @@ def _chain_gain(inst, path, piece_at, cand, a, c, side, depth):
         return 0
     t1, t2, t3 = cur[p1], a, c
     gain, best, removed, added = d(t1, a), 0, [{t1, a}], []
-    for step in range(depth):
+    for _ in range(depth):
         p3 = at[t3]
         p4 = p3 + (p1 - p2)
         if not 0 <= p4 < n or p3 in (p1, p2) or p4 == p2 or gain - d(t2, t3) <= 0:

@@ -38,6 +38,8 @@ SINGLE_CITIES_PER_UNIT = 6  # queued cities per compute unit evaluated at once i
 CLAIM_BLOCK = 64        # tour positions per claim block (ls_apply.h, -D CLAIM_BLOCK)
 KICK_REVERSALS = 4      # a double bridge is four reversals (ls_move.h, -D KICK_REVERSALS)
 MAX_M = 64              # candidates per city the local search takes at most
+LK_DEPTHS = (2, 31)     # 2-opt steps a Lin-Kernighan chain may take at most (ls_lk.h LK_DEPTH)
+LK_BREADTHS = (1, 8)    # alternatives for a chain's second step (ls_lk.h LK_BREADTH)
 MEMORY_HINT = "fewer candidates (e.g. -p candidates=8)"
 
 
@@ -87,8 +89,9 @@ class LocalSearchParams:
                             "3opt and lk)")
     moves: str = param("many", "per pass: many non-conflicting improving moves, or the best "
                        "one only (the paper's best improvement)")
-    depth: int = param(10, "lk: 2-opt steps of a chain at most (2 to 31)")
-    breadth: int = param(1, "lk: alternatives tried for a chain's second step (1 to 8)")
+    depth: int = param(10, "lk: 2-opt steps of a chain at most ({} to {})".format(*LK_DEPTHS))
+    breadth: int = param(1, "lk: alternatives tried for a chain's second step ({} to {})".format(
+        *LK_BREADTHS))
     chain_candidates: int = param(10, "lk: candidates scanned for a chain's later steps (at most "
                                   "candidates)")
     batch: int = param(64, "steps enqueued between two reads of the status")
@@ -105,10 +108,8 @@ class LocalSearchParams:
         if self.ls in ("3opt", "lk") and self.candidates > 50:
             raise UsageError(f"{self.ls} takes at most 50 candidates per city "
                              f"(got candidates={self.candidates})")
-        if not 2 <= self.depth <= 31:
-            raise UsageError(f"depth must be 2 to 31 (got {self.depth})")
-        if not 1 <= self.breadth <= 8:
-            raise UsageError(f"breadth must be 1 to 8 (got {self.breadth})")
+        check_count("depth", self.depth, *LK_DEPTHS)
+        check_count("breadth", self.breadth, *LK_BREADTHS)
         check_count("chain_candidates", self.chain_candidates, 1, MAX_M,
                     note=" (at most candidates are scanned)")
         check_count("batch", self.batch, 1, MAX_BATCH)

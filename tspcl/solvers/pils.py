@@ -34,8 +34,8 @@ from ..params import param
 from .base import MAX_COUNT, SolveContext, SolverSpec, check_count, shared_plan
 from .construct import GreedyParams, greedy_plan, run_greedy
 from .device_loop import SLICE_GROWTH, Launch, LoopStatus, enqueue_whole, run_device_loop
-from .localsearch import (OPERATORS, DeviceSearch, LocalSearchParams, StateWord,
-                          kick_budget, reversal_problem, search_plan)
+from .localsearch import (LK_BREADTHS, LK_DEPTHS, OPERATORS, DeviceSearch, LocalSearchParams,
+                          StateWord, kick_budget, reversal_problem, search_plan)
 
 QUEUE_SLOTS = 32        # cities a cell's local search evaluates at once (pils.cl QCAP)
 MAX_MOVES = 256         # steps one local search of a cell takes at most (pils_search.h MAX_MOVES)
@@ -90,10 +90,10 @@ class SegmentIlsParams:
                         "2opt+oropt, 3opt, lk or none")
     polish_every: int = param(1, "rounds between two polishes")
     polish_candidates: int = param(12, "candidates per city of the polish (1 to 50)")
-    polish_depth: int = param(16, "polish=lk: 2-opt steps of a Lin-Kernighan chain at most (2 to "
-                              "31)")
-    polish_breadth: int = param(1, "polish=lk: alternatives tried for a chain's second step (1 to "
-                                "8)")
+    polish_depth: int = param(16, "polish=lk: 2-opt steps of a Lin-Kernighan chain at most ({} to "
+                              "{})".format(*LK_DEPTHS))
+    polish_breadth: int = param(1, "polish=lk: alternatives tried for a chain's second step ({} to "
+                                "{})".format(*LK_BREADTHS))
     polish_steps: int = param(64, "passes over the queued cities each polish takes, the first "
                               "descent from the greedy tour too (1 or more)")
     group: int = param(128, "work-items of a cell's work-group: 32, 64, 128 or 256 (with "
@@ -121,8 +121,8 @@ class SegmentIlsParams:
         check_count("polish_candidates", self.polish_candidates, 1, 50)
         check_count("polish_every", self.polish_every, 1)
         check_count("polish_steps", self.polish_steps, 1)
-        check_count("polish_depth", self.polish_depth, 2, 31)
-        check_count("polish_breadth", self.polish_breadth, 1, 8)
+        check_count("polish_depth", self.polish_depth, *LK_DEPTHS)
+        check_count("polish_breadth", self.polish_breadth, *LK_BREADTHS)
         if self.group not in (32, 64, 128, 256):
             raise UsageError(f"group must be 32, 64, 128 or 256 (got {self.group!r})")
         if self.polish != "none" and self.polish not in OPERATORS:
