@@ -201,7 +201,8 @@ inline long move_of_code(DIST_PARAMS, __global const int *restrict tour,
  * walk returns to it), then a kick follows while the budget lasts (Fosin et al. 2013,
  * Algorithm 1, lines 4-10).  A plain local search (no kick budget) that reached its
  * optimum on a partial queue re-checks every city once before it stops, so that its
- * result is a local optimum of the whole neighbourhood. */
+ * result is a local optimum of the whole neighbourhood, unless its start queue is
+ * trusted (FLAGS bit 3: the caller queued every city that can have an improving move). */
 __kernel void ls_control(DIST_PARAMS, __global const int *restrict cand,
                          __global int *restrict tour, __global int *restrict pos,
                          __global int *restrict best_tour,
@@ -242,15 +243,16 @@ __kernel void ls_control(DIST_PARAMS, __global const int *restrict cand,
     if (lid == 0) {
         const long flags = state[S_FLAGS];
         const int parity = (int)((flags & 1) ^ 1), full = (int)((flags >> 1) & 1);
-        state[S_FLAGS] = parity | (flags & 4);
+        const int trusted = (int)((flags >> 3) & 1);
+        state[S_FLAGS] = parity | (flags & 12);
         qcount[parity] = 0;
         state[S_STEPS] += 1;
         if (bg > 0) {
             state[S_MODE] = MODE_IMPROVE;
             state[S_BEST_CODE] = bc;
-        } else if (state[S_BUDGET] == 0 && !full) {
+        } else if (state[S_BUDGET] == 0 && !full && !trusted) {
             recheck_all = 1;
-            state[S_FLAGS] = parity | 2 | (flags & 4);
+            state[S_FLAGS] = parity | 2 | (flags & 12);
             qcount[parity] = n;
         } else {
             const long cur = state[S_CUR_LEN], best = state[S_BEST_LEN];

@@ -27,6 +27,37 @@ __kernel void pils_positions(__global const int *restrict tour, __global int *re
         pos[tour[p]] = p;
 }
 
+/* The tour's neighbours of every city: nbr[2c] and nbr[2c + 1] are the cities before
+ * and after c (pils_touched compares a later tour with them). */
+__kernel void pils_neighbours(__global const int *restrict tour, const int n,
+                              __global int *restrict nbr)
+{
+    for (int p = get_global_id(0); p < n; p += get_global_size(0)) {
+        const int c = tour[p];
+        nbr[2 * c] = tour[p == 0 ? n - 1 : p - 1];
+        nbr[2 * c + 1] = tour[p == n - 1 ? 0 : p + 1];
+    }
+}
+
+/* The polish's queue: every city of which a tour edge is not one of its edges in nbr
+ * (pils_neighbours of an earlier tour) goes into queue[0 ..] with its active flag set
+ * (don't-look bits off), qcount[0] counting them; active must be all 0 and qcount[0] 0
+ * before.  The queue's order varies with the atomics; the local search's moves do not
+ * depend on it (localsearch.cl: each queued city's best move, claims by gain and city). */
+__kernel void pils_touched(__global const int *restrict tour, const int n,
+                           __global const int *restrict nbr, __global int *restrict queue,
+                           __global int *restrict qcount, __global int *restrict active)
+{
+    for (int p = get_global_id(0); p < n; p += get_global_size(0)) {
+        const int c = tour[p], a = tour[p == 0 ? n - 1 : p - 1], b = tour[p == n - 1 ? 0 : p + 1];
+        const int x = nbr[2 * c], y = nbr[2 * c + 1];
+        if (!((a == x && b == y) || (a == y && b == x))) {
+            active[c] = 1;
+            queue[atomic_inc(qcount)] = c;
+        }
+    }
+}
+
 /* Cells that are runs of the tour (instances without coordinates): cell g holds keys
  * [first[g], first[g + 1]), key i being position offset + i (mod n). */
 __kernel void pils_tour_cells(__global const int *restrict tour, const int n, const int offset,

@@ -24,6 +24,8 @@ from tspcl.instance import Instance
 from tspcl.neighbors import build_candidates
 from tspcl.run import solve
 from tspcl.solvers import get_solver, pils
+from tspcl.solvers.base import SolveContext
+from tspcl.solvers.localsearch import DeviceSearch, StateWord
 from tspcl.solvers.pils import DeviceCells, SegmentIlsParams, kd_cells
 
 CELL = 64     # cities per cell in the kernel tests
@@ -262,6 +264,101 @@ def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, m
         assert gain >= 0 and kicks == min(cells * copies * rounds.params.round_kicks, 10_000)
         assert inst.tour_length(order) - inst.tour_length(out) == gain
         order = out
+
+
+def _polish(rt, inst):  # noqa: F811
+    """The solver's whole-tour search and cells on `inst` (cells of CELL cities)."""
+    ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=1)
+    p = SegmentIlsParams(cell=CELL)
+    cand = ctx.candidates(p.candidate_params())
+    search = DeviceSearch(ctx, cand, p.polish_params(cand.m))
+    return search, DeviceCells(ctx, cand, p, search)
+
+
+def _set_tour(rt, search, order):  # noqa: F811
+    order = np.asarray(order, np.int32)
+    pos = np.empty(len(order), np.int32)
+    pos[order] = np.arange(len(order), dtype=np.int32)
+    rt.cl.enqueue_copy(rt.queue, search.tour, order)
+    rt.cl.enqueue_copy(rt.queue, search.pos, pos)
+
+
+def _to_the_end(search):
+    """Steps of the search until its words say done; the last words."""
+    for _ in range(1000):
+        search.enqueue(4)
+        words = search.read_words()
+        if words[StateWord.DONE]:
+            return words
+    raise AssertionError("the search did not stop")
+
+
+def test_the_polish_queues_the_cities_whose_edges_changed_since_the_neighbours_were_recorded(rt):  # noqa: F811
+    """pils_touched against the host's set of cities whose two neighbours differ (the
+    same edges at other positions or the other way round change nothing)."""
+    n = 200
+    inst = _uniform(n, 31)
+    search, cells = _polish(rt, inst)
+    rng = np.random.default_rng(8)
+    before = rng.permutation(n).astype(np.int32)
+    afters = [np.roll(before[::-1], 7), before.copy(), before.copy()]
+    for after, reversals in zip(afters[1:], (1, 6)):
+        for _ in range(reversals):
+            i, j = sorted(rng.choice(n, 2, replace=False))
+            after[i:j + 1] = after[i:j + 1][::-1].copy()
+    for after in afters:
+        _set_tour(rt, search, before)
+        cells.k["pils_neighbours"](rt.queue, (64,), None, search.tour, n, cells.buf.neighbours)
+        _set_tour(rt, search, after)
+        cells.queue_touched()
+        count = int(rt.read(search.qcount, np.int32, 2)[0])
+        queued = rt.read(search.queue, np.int32, n)[:count].tolist()
+        active = rt.read(search.active, np.int32, n)
+        sides = lambda order: {int(c): {int(a), int(b)} for a, c, b in  # noqa: E731
+                               zip(np.roll(order, 1), order, np.roll(order, -1))}
+        old, new = sides(before), sides(after)
+        changed = sorted(c for c in range(n) if old[c] != new[c])
+        assert sorted(queued) == changed
+        assert active.tolist() == [int(c in set(changed)) for c in range(n)]
+    assert count > 0, "six reversals changed no edge"
+
+
+def test_a_polish_from_a_trusted_queue_searches_from_its_cities_only(rt):  # noqa: F811
+    """restart(queued=True) on a local optimum that one reversal made worse: queued at
+    the reversal's ends, the search repairs it; queued at a city far from them, it stops
+    at once with the tour as it was (no pass over every city), where a restart of every
+    city repairs it."""
+    n = 300
+    inst = _uniform(n, 32)
+    search, cells = _polish(rt, inst)
+    _set_tour(rt, search, np.random.default_rng(9).permutation(n))
+    search.restart(0)
+    _to_the_end(search)
+    optimum = rt.read(search.tour, np.int32, n)
+    worse = optimum.copy()
+    worse[40:121] = worse[40:121][::-1].copy()
+    length = inst.tour_length(worse)
+    assert length > inst.tour_length(optimum)
+    ends = [int(c) for c in worse[[39, 40, 120, 121]]]
+    far = int(np.argmax(np.min(np.hypot(*(inst.coords[:, None, :] - inst.coords[None, ends, :])
+                                        .transpose(2, 0, 1)), axis=1)))
+    results = []
+    for queued in (ends, [far], None):
+        _set_tour(rt, search, worse)
+        if queued is not None:
+            rt.cl.enqueue_copy(rt.queue, search.active,
+                               np.isin(np.arange(n), queued).astype(np.int32))
+            rt.cl.enqueue_copy(rt.queue, search.queue, np.array(queued, np.int32))
+            rt.cl.enqueue_copy(rt.queue, search.qcount, np.array([len(queued), 0], np.int32))
+        search.restart(length, queued=queued is not None)
+        words = _to_the_end(search)
+        tour = rt.read(search.tour, np.int32, n)
+        assert sorted(tour.tolist()) == list(range(n))
+        assert inst.tour_length(tour) == words[StateWord.CUR_LEN]
+        results.append((tour, int(words[StateWord.CUR_LEN]), int(words[StateWord.STEPS])))
+    (_, at_ends, _), (far_tour, at_far, far_steps), (_, at_all, _) = results
+    assert at_ends < length and at_all < length
+    assert np.array_equal(far_tour, worse) and at_far == length and far_steps <= 2
 
 
 def test_kicks_improve_a_local_optimum_and_reproduce(rt):  # noqa: F811

@@ -63,7 +63,8 @@ class StateWord(IntEnum):
     MODE = 13         # this step: MODE_* (localsearch.cl)
     BEST_CODE = 14    # this step: code of the best move
     FLAGS = 15        # bit 0: queue parity; bit 1: this step's queue holds every city;
-                      # bit 2: one move per pass (the paper's best improvement)
+                      # bit 2: one move per pass (the paper's best improvement); bit 3:
+                      # the start queue is trusted (no pass over every city at the end)
     PENDING = 16      # per ls_apply group g: gain at 16 + 2g, moves at 17 + 2g, not yet in
                       # CUR_LEN / MOVES (ls_control folds them in)
 
@@ -260,27 +261,34 @@ class DeviceSearch:
             rt.cl.enqueue_copy(rt.queue, buf, host)
         self.restart(length)
 
-    def restart(self, length: int) -> None:
+    def restart(self, length: int, queued: bool = False) -> None:
         """Start again from the tour now in the device's `tour` and `pos` buffers (exact
         length `length`) with every city active; nothing n-sized crosses to the device
-        after the first start (pils restarts after every round)."""
+        after the first start (pils restarts after every round).
+        queued: the caller has filled the queue's first half, its count (qcount[0]) and
+        the active flags with the only cities that may have an improving move (pils: the
+        ends of the edges a round changed); the search starts from them and stops when
+        the queue runs out, without a last pass over every city (FLAGS bit 3)."""
         self.kicking = False
         n, rt, q = self.n, self.rt, self.rt.queue
-        if not self.all_queued:
+        if not queued and not self.all_queued:
             for buf, initial in ((self.restart_queue, np.tile(np.arange(n, dtype=np.int32), 2)),
                                  (self.restart_active, np.ones(n, np.int32)),
                                  (self.restart_qcount, np.array([n, 0], np.int32))):
                 rt.cl.enqueue_copy(q, buf, initial)
             self.all_queued = True
         rt.cl.enqueue_copy(q, self.best_tour, self.tour)
-        for buf, initial in ((self.queue, self.restart_queue), (self.active, self.restart_active),
-                             (self.qcount, self.restart_qcount)):
-            rt.cl.enqueue_copy(q, buf, initial)
+        if not queued:
+            for buf, initial in ((self.queue, self.restart_queue), (self.active, self.restart_active),
+                                 (self.qcount, self.restart_qcount)):
+                rt.cl.enqueue_copy(q, buf, initial)
         s, w = self.state_host, StateWord
         s[:] = 0
         s[w.CUR_LEN], s[w.BEST_LEN] = length, LONG_MAX
-        s[w.FLAGS] = 2 | (4 if self.one_move else 0)  # parity 0, every city queued
+        # parity 0; every city queued, or a trusted queue
+        s[w.FLAGS] = (8 if queued else 2) | (4 if self.one_move else 0)
         s[w.SEED_LO], s[w.SEED_HI] = self.ctx.seed & 0xFFFFFFFF, (self.ctx.seed >> 32) & 0xFFFFFFFF
+        self.words = s[:StateWord.PENDING].copy()   # this start's words (not done)
         rt.cl.enqueue_copy(rt.queue, self.state, s)
 
     def set_kicks(self, budget: int, slack_ppm: int, window: int) -> None:

@@ -47,6 +47,7 @@ PARTITIONS = 8          # k-d partitions drawn and kept, used in turn
 SCAN_CHUNK = 4096       # pils.cl SCAN_CHUNK
 SCAN_WG = 256           # work-items of the scan kernels (divides SCAN_CHUNK)
 GROUPS_PER_UNIT = 4     # work-groups a round runs per compute unit (copies of cells)
+POLISH_CHUNK = 8        # polish steps enqueued between two reads of the search's words
 AUTO_KICKS_PER_CITY = 100  # kicks=auto without a time limit
 STAGING_CITIES = 1 << 24  # cities the copies' staging holds at most (256 MiB)
 MOST_GROUPS = 1024      # the memory plan's bound on GROUPS_PER_UNIT x compute units
@@ -242,7 +243,8 @@ class CellLayout:
     def plan(self, n: int) -> BufferPlan:
         """DeviceCells' buffers: the copies' staging (cities, piece starts, indices in the
         piece) and the pieces' growth, `most_copies` n-sized each; the cities' local
-        indices and shifts, the scan's chunk sums; the gains of every work-group (cells x
+        indices and shifts, the scan's chunk sums, the tour's neighbours at the last
+        polish (two a city); the gains of every work-group (cells x
         copies, at most `target` or one a cell), of every cell and of the round; and the
         cells: the PARTITIONS k-d partitions, or the tour's runs (members, first members,
         cell of each city)."""
@@ -252,6 +254,7 @@ class CellLayout:
         for name in ("staging", "staging_base", "staging_index", "delta"):
             plan = plan.add(name, i4, n * self.most_copies)
         plan = (plan.add("local_of", i4, n).add("shift", i4, n).add("sums", i4, -(-n // SCAN_CHUNK))
+                .add("neighbours", i4, 2 * n)
                 .add("gains", i8, max(most_cells, self.target)).add("cell_gain", i8, most_cells)
                 .add("round_gain", i8, 1))
         for cells in [f"partition{i}" for i in range(PARTITIONS)] if self.kd else ["tour_cells"]:
@@ -282,7 +285,8 @@ class DeviceCells:
                    "STEP_MOVES": p.step_moves}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
         names = ("pils_round", "pils_pick", "pils_round_gain", "pils_positions", "pils_tour_cells",
-                 "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply")
+                 "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply",
+                 "pils_neighbours", "pils_touched")
         self.k = {name: kernel(name) for name in names}
         most = rt.work_group_size(self.k["pils_round"], self.group)
         if most < self.group:
@@ -322,18 +326,20 @@ class DeviceCells:
         work-group, `budget` at most; returns the gain, the kicks and the events."""
         done = []
         events = enqueue_whole(self.round_launches(round_no, offset, descend, self.p.round_kicks, budget,
-                                                   lambda gain, kicks: done.append((gain, kicks))))
+                                                   lambda gain, kicks: done.append((gain, kicks)),
+                                                   record=False))
         return (*done[0], events)
 
     def round_launches(self, round_no: int, offset: int, descend: bool, round_kicks: int, budget: int,
-                       finished: Callable[[int, int], None]) -> list:
+                       finished: Callable[[int, int], None], record: bool) -> list:
         """One round on the search's tour as launches (device_loop.Launch): the cells
         (runs of the tour without k-d cells) and the cleared shifts; the cells' searches,
         `round_kicks` kicks per work-group and `budget` in all at most, a unit a
         work-group (each searches its own copy of a cell with its own draws, common.h
         group_index, and writes only its staging), which a time limit may stop between
         two; then each cell's best copy, the tour laid out again and its positions, after
-        which `finished` gets the round's gain and kicks."""
+        which `finished` gets the round's gain and kicks.  record: first the tour's
+        neighbours go to `neighbours` (for `queue_touched`, after a polish)."""
         rt, cl, q, s, n, k = self.rt, self.rt.cl, self.rt.queue, self.search, self.n, self.k
         seed, wg, b = self.ctx.seed, self.gain_wg, self.buf
         members, first, cell_of, cells = self.cells_of(round_no)
@@ -344,6 +350,9 @@ class DeviceCells:
 
         def prepare() -> list:
             events = []
+            if record:
+                events.append(k["pils_neighbours"](q, (min(n, 1 << 16),), None, s.tour, n,
+                                                   b.neighbours))
             if not self.kd:
                 events.append(k["pils_tour_cells"](q, (min(n, 1 << 16),), None, s.tour, n, offset,
                                                    first, cells, members, cell_of))
@@ -378,6 +387,17 @@ class DeviceCells:
             return events
 
         return [Launch.whole(prepare), Launch(groups, search), Launch.whole(lay_out)]
+
+
+    def queue_touched(self) -> list:
+        """The polish's queue (DeviceSearch.restart with queued): the cities whose tour
+        edges changed since the neighbours were recorded (round_launches' record)."""
+        rt, s, n = self.rt, self.search, self.n
+        q = rt.queue
+        return [rt.cl.enqueue_fill_buffer(q, s.active, np.int32(0), 0, 4 * n),
+                rt.cl.enqueue_fill_buffer(q, s.qcount, np.int32(0), 0, 8),
+                self.k["pils_touched"](q, (min(n, 1 << 16),), None, s.tour, n, self.buf.neighbours,
+                                       s.queue, s.qcount, s.active)]
 
 
 def max_copies(n: int, fewest_cells: int, target: int, asked: int = 0) -> int:
@@ -415,13 +435,19 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
 
 
 def polish_launch(search: DeviceSearch, steps: int, polished: Callable[[int, int], None]) -> Launch:
-    """`steps` steps of the whole-tour search (those after its local optimum do nothing)
-    as a launch of a unit a step (device_loop.Launch: a slice of steps is those steps);
-    after each slice `polished` gets the steps done and the tour's length, read from the
-    search's words."""
+    """`steps` steps of the whole-tour search as a launch of a unit a step
+    (device_loop.Launch: a slice of steps is those steps), enqueued POLISH_CHUNK at a
+    time: once the search's words say it is done (its local optimum), the steps left
+    are not enqueued (they would do nothing).  After each slice `polished` gets the
+    steps done and the tour's length, read from the search's words."""
     def enqueue(first: int, count: int) -> list:
-        events = search.enqueue(count)
-        polished(first + count, int(search.read_words()[StateWord.CUR_LEN]))
+        events, done = [], 0
+        while done < count and not search.words[StateWord.DONE]:
+            chunk = min(POLISH_CHUNK, count - done)
+            events += search.enqueue(chunk)
+            search.read_words()
+            done += chunk
+        polished(first + count, int(search.words[StateWord.CUR_LEN]))
         return events
     return Launch(steps, enqueue)
 
@@ -490,8 +516,11 @@ class CellRounds:
         offset = int(self.draws.integers(self.ctx.inst.n))
         self.mark = time.perf_counter()
         kicks = self._kicks_now()
+        # the neighbours the next polish compares with: those after the last polish
+        record = self.p.polish != "none" and self.rounds % self.p.polish_every == 0
         launches = self.cells.round_launches(self.rounds, offset, self.rounds == 0, kicks, self.budget - self.kicks,
-                                             lambda gain, done: self._round(gain, done, kicks, polish))
+                                             lambda gain, done: self._round(gain, done, kicks, polish),
+                                             record)
         if polish:
             launches.append(polish_launch(self.search, self.p.polish_steps, self._polished))
         return launches
@@ -510,7 +539,9 @@ class CellRounds:
 
     def _round(self, gain: int, kicks: int, each: int, polish: bool) -> None:
         """A round's end, at `each` kicks a work-group: its gain and kicks counted; with
-        `polish`, the whole-tour search restarted from the tour."""
+        `polish`, the whole-tour search restarted from the tour, from the cities whose
+        edges changed since the last polish (the others are where it left them: at its
+        local optimum, or as far as its steps went)."""
         self.length -= gain
         self.kicks += kicks
         self.rounds += 1
@@ -519,7 +550,8 @@ class CellRounds:
             self.kick_s, self.left = (self.left - left) / each, left
             self.round_kicks = min(SLICE_GROWTH * each, self.p.round_kicks)
         if polish:
-            self.search.restart(self.length)
+            self.cells.queue_touched()
+            self.search.restart(self.length, queued=True)
         self.mark = _tally(self.spent["cells"], gain, self.mark)
 
     def _polished(self, steps: int, length: int) -> None:
