@@ -40,10 +40,11 @@ __kernel void pils_neighbours(__global const int *restrict tour, const int n,
 }
 
 /* The polish's queue: every city of which a tour edge is not one of its edges in nbr
- * (pils_neighbours of an earlier tour) goes into queue[0 ..] with its active flag set
- * (don't-look bits off), qcount[0] counting them; active must be all 0 and qcount[0] 0
- * before.  The queue's order varies with the atomics; the local search's moves do not
- * depend on it (localsearch.cl: each queued city's best move, claims by gain and city). */
+ * (pils_neighbours of an earlier tour), and every city the last polish left queued
+ * (active: it stopped before its queue ran out), goes into queue[0 ..] with its active
+ * flag set (don't-look bits off), qcount[0] counting them; qcount[0] must be 0 before.
+ * The queue's order varies with the atomics; the local search's moves do not depend on
+ * it (localsearch.cl: each queued city's best move, claims by gain and city). */
 __kernel void pils_touched(__global const int *restrict tour, const int n,
                            __global const int *restrict nbr, __global int *restrict queue,
                            __global int *restrict qcount, __global int *restrict active)
@@ -51,7 +52,7 @@ __kernel void pils_touched(__global const int *restrict tour, const int n,
     for (int p = get_global_id(0); p < n; p += get_global_size(0)) {
         const int c = tour[p], a = tour[p == 0 ? n - 1 : p - 1], b = tour[p == n - 1 ? 0 : p + 1];
         const int x = nbr[2 * c], y = nbr[2 * c + 1];
-        if (!((a == x && b == y) || (a == y && b == x))) {
+        if (active[c] || !((a == x && b == y) || (a == y && b == x))) {
             active[c] = 1;
             queue[atomic_inc(qcount)] = c;
         }

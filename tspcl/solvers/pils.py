@@ -391,11 +391,11 @@ class DeviceCells:
 
     def queue_touched(self) -> list:
         """The polish's queue (DeviceSearch.restart with queued): the cities whose tour
-        edges changed since the neighbours were recorded (round_launches' record)."""
+        edges changed since the neighbours were recorded (round_launches' record), and
+        those the last polish left queued (its steps ran out first)."""
         rt, s, n = self.rt, self.search, self.n
         q = rt.queue
-        return [rt.cl.enqueue_fill_buffer(q, s.active, np.int32(0), 0, 4 * n),
-                rt.cl.enqueue_fill_buffer(q, s.qcount, np.int32(0), 0, 8),
+        return [rt.cl.enqueue_fill_buffer(q, s.qcount, np.int32(0), 0, 8),
                 self.k["pils_touched"](q, (min(n, 1 << 16),), None, s.tour, n, self.buf.neighbours,
                                        s.queue, s.qcount, s.active)]
 
@@ -540,8 +540,8 @@ class CellRounds:
     def _round(self, gain: int, kicks: int, each: int, polish: bool) -> None:
         """A round's end, at `each` kicks a work-group: its gain and kicks counted; with
         `polish`, the whole-tour search restarted from the tour, from the cities whose
-        edges changed since the last polish (the others are where it left them: at its
-        local optimum, or as far as its steps went)."""
+        edges changed since the last polish and those it left queued (the others were at
+        its local optimum)."""
         self.length -= gain
         self.kicks += kicks
         self.rounds += 1
