@@ -11,10 +11,12 @@ lays the tour out again.  Every cell is searched by as many copies (own draws) a
 the device, and the best copy of each is kept: a tour that fits one cell runs as
 replicas of the whole tour.  Each round takes the next of PARTITIONS k-d partitions (and a new cut of
 the tour), so borders move, and every `polish_every` rounds the whole-tour local search
-(kernels_cl/localsearch.cl, `polish` moves, every city queued) takes the moves across
-cells (for polish_steps steps).  The rounds run through the device loop
-(device_loop.run_device_loop); the host reads 8 bytes a round (the round's gain) and
-the search's state words, and the tour only when it publishes a better one
+(kernels_cl/localsearch.cl, `polish` moves) takes the moves across cells (for
+polish_steps steps), from the cities whose edges the rounds changed since the last
+polish and those it left queued (pils_touched; the first descent from every city).
+The rounds run through the device loop (device_loop.run_device_loop); the host reads 8
+bytes a round (the round's gain) and the search's state words (every POLISH_CHUNK
+steps of a polish), and the tour only when it publishes a better one
 (SolveContext.publish_due) and at the end.
 """
 
