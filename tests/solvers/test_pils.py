@@ -394,6 +394,21 @@ def test_the_solver_gives_a_reproducible_exact_tour(rt, bridges, walk, step_move
     assert first.length < greedy.length
 
 
+def test_a_polish_every_few_rounds_gives_a_reproducible_exact_tour(rt):  # noqa: F811
+    """polish_every=3: the neighbours are recorded after a polish, and the next polish,
+    three rounds on, queues what those rounds changed."""
+    inst = _uniform(300, 23)
+    spec = get_solver("pils")
+    params = spec.params_from({"cell": str(CELL), "round_kicks": "8", "polish_every": "3"})
+    first = solve(inst, spec, params, rt, seed=6, iterations=3000)
+    again = solve(inst, spec, params, rt, seed=6, iterations=3000)
+    assert sorted(first.order.tolist()) == list(range(300))
+    assert first.length == inst.tour_length(first.order)
+    assert np.array_equal(first.order, again.order) and first.iterations == 3000
+    greedy = solve(inst, get_solver("greedy"), get_solver("greedy").params_type(), rt, seed=6)
+    assert first.length < greedy.length
+
+
 def test_replicas_search_the_whole_tour_and_the_best_one_is_kept(rt):  # noqa: F811
     inst = _uniform(60, 13)
     spec = get_solver("pils")
