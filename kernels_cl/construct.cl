@@ -1,10 +1,11 @@
-/* Construction heuristics: nearest neighbour, greedy edge, space-filling curve, random.
+/* Construction heuristics: nearest neighbour, greedy edge, Quick-Boruvka, space-filling
+ * curve, random.
  *
- * nn_tour and greedy_tour run as ONE work-group: one work-item (lid 0) does the inherently
- * sequential bookkeeping, and the whole group scans the remaining cities in parallel when
- * the candidate lists cannot answer, reducing (distance, index) pairs in local memory
- * (no sub-group functions: NVIDIA's OpenCL has none).  Ties break by index, so both give
- * the same tour as a plain sequential host loop, on every device.
+ * nn_tour, greedy_tour and qboruvka_tour run as ONE work-group: one work-item (lid 0)
+ * does the inherently sequential bookkeeping, and the whole group scans the remaining
+ * cities in parallel when the candidate lists cannot answer, reducing (distance, index)
+ * pairs in local memory (no sub-group functions: NVIDIA's OpenCL has none).  Ties break
+ * by index, so each gives the same tour as a plain sequential host loop, on every device.
  */
 #include "distance.h"
 #include "reduce.h"
@@ -125,56 +126,40 @@ inline int uf_find(__global int *restrict parent, int x)
     return x;
 }
 
-/* Greedy edge (the "greedy matching" construction): take candidate edges shortest first
- * while both ends have degree < 2 and no cycle closes; then join the fragments by
- * nearest-neighbour search among fragment ends, starting at the lowest-numbered end. */
-__kernel void greedy_tour(DIST_PARAMS, __global const ulong *restrict keys,
-                          __global const int *restrict cand, const int m,
-                          __global int *restrict adj, __global int *restrict deg,
-                          __global int *restrict parent, __global int *restrict tour,
-                          __global int *restrict rem, __global int *restrict where,
-                          __local int *red_d, __local int *red_j)
+/* Join the fragments that adj/deg hold (each city's neighbours so far) into the tour:
+ * every fragment end goes into rem (in index order), then, from the lowest-numbered end,
+ * each fragment is walked and appended, and the next starts at the free end nearest to
+ * where the last one ended.  Called by the whole work-group (it has barriers); `state`
+ * is three __local ints of the caller's. */
+inline void join_fragments(DIST_PARAMS, __global const int *restrict adj,
+                           __global const int *restrict deg, __global int *restrict tour,
+                           __global int *restrict rem, __global int *restrict where,
+                           __local int *state, __local int *red_d, __local int *red_j)
 {
-    const int lid = get_local_id(0), wg = get_local_size(0);
-    __local int count, pos, from;
-    for (int c = lid; c < n; c += wg) {
-        deg[c] = 0;
-        parent[c] = c;
-    }
-    barrier(CLK_GLOBAL_MEM_FENCE);
+    const int lid = get_local_id(0);
+    __local int *count = state, *pos = state + 1, *from = state + 2;
     if (lid == 0) {
-        for (long e = 0; keys[e] != ~(ulong)0; e++) {
-            const int s = (int)(keys[e] & 0xffffffffu), i = s / m, j = cand[s];
-            if (deg[i] == 2 || deg[j] == 2)
-                continue;
-            const int ri = uf_find(parent, i), rj = uf_find(parent, j);
-            if (ri == rj)
-                continue;
-            parent[max(ri, rj)] = min(ri, rj);
-            adj[2 * i + deg[i]++] = j;
-            adj[2 * j + deg[j]++] = i;
-        }
-        count = 0;
+        *count = 0;
         for (int c = 0; c < n; c++)
             if (deg[c] < 2) {
-                rem[count] = c;
-                where[c] = count++;
+                rem[*count] = c;
+                where[c] = (*count)++;
             }
-        pos = 0;
-        from = -1;
+        *pos = 0;
+        *from = -1;
     }
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-    while (pos < n) {
+    while (*pos < n) {
         /* the first fragment starts at the lowest-numbered end (rem was filled in
          * index order); the scan runs empty then, keeping the barriers uniform */
-        const int near = group_nearest(DIST_ARGS, rem, from < 0 ? 0 : count, from, red_d, red_j);
-        const int a = from < 0 ? rem[0] : near;
+        const int near = group_nearest(DIST_ARGS, rem, *from < 0 ? 0 : *count, *from, red_d, red_j);
+        const int a = *from < 0 ? rem[0] : near;
         if (lid == 0) {
             /* walk the fragment that starts at end a, appending it to the tour */
-            rem_take(rem, where, &count, a);
+            rem_take(rem, where, count, a);
             int prev = -1, x = a;
             for (;;) {
-                tour[pos++] = x;
+                tour[(*pos)++] = x;
                 int y = -1;
                 for (int r = 0; r < deg[x]; r++)
                     if (adj[2 * x + r] != prev) {
@@ -187,11 +172,118 @@ __kernel void greedy_tour(DIST_PARAMS, __global const ulong *restrict keys,
                 x = y;
             }
             if (x != a)
-                rem_take(rem, where, &count, x);
-            from = x;
+                rem_take(rem, where, count, x);
+            *from = x;
         }
         barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
     }
+}
+
+/* Every city alone, of degree 0 (the whole work-group; ends with a barrier). */
+inline void no_edges(const int n, __global int *restrict deg, __global int *restrict parent)
+{
+    for (int c = get_local_id(0); c < n; c += get_local_size(0)) {
+        deg[c] = 0;
+        parent[c] = c;
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+}
+
+/* Join cities i and j (ends of two fragments, roots ri and rj): the edge goes into adj. */
+inline void add_edge(__global int *restrict adj, __global int *restrict deg,
+                     __global int *restrict parent, const int i, const int j, const int ri,
+                     const int rj)
+{
+    parent[max(ri, rj)] = min(ri, rj);
+    adj[2 * i + deg[i]++] = j;
+    adj[2 * j + deg[j]++] = i;
+}
+
+/* Greedy edge (the "greedy matching" construction): take candidate edges shortest first
+ * while both ends have degree < 2 and no cycle closes; then join the fragments by
+ * nearest-neighbour search among fragment ends, starting at the lowest-numbered end. */
+__kernel void greedy_tour(DIST_PARAMS, __global const ulong *restrict keys,
+                          __global const int *restrict cand, const int m,
+                          __global int *restrict adj, __global int *restrict deg,
+                          __global int *restrict parent, __global int *restrict tour,
+                          __global int *restrict rem, __global int *restrict where,
+                          __local int *red_d, __local int *red_j)
+{
+    __local int state[3];
+    no_edges(n, deg, parent);
+    if (get_local_id(0) == 0) {
+        for (long e = 0; keys[e] != ~(ulong)0; e++) {
+            const int s = (int)(keys[e] & 0xffffffffu), i = s / m, j = cand[s];
+            if (deg[i] == 2 || deg[j] == 2)
+                continue;
+            const int ri = uf_find(parent, i), rj = uf_find(parent, j);
+            if (ri != rj)
+                add_edge(adj, deg, parent, i, j, ri, rj);
+        }
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    join_fragments(DIST_ARGS, adj, deg, tour, rem, where, state, red_d, red_j);
+}
+
+/* Quick-Boruvka (Applegate, Bixby, Chvatal and Cook 2006, "The Traveling Salesman
+ * Problem: A Computational Study", p. 455; Concorde linkern's default start): the cities
+ * in order of their x coordinate (keys sorted: x_keys), each of degree < 2 takes the
+ * edge to its nearest candidate (lists sorted by distance) of degree < 2 in another
+ * fragment; passes over the cities still of degree < 2 (kept in order in rem) until one
+ * adds no edge; then the fragments are joined as greedy_tour joins them. */
+__kernel void qboruvka_tour(DIST_PARAMS, __global const ulong *restrict keys,
+                            __global const int *restrict cand, const int m,
+                            __global int *restrict adj, __global int *restrict deg,
+                            __global int *restrict parent, __global int *restrict tour,
+                            __global int *restrict rem, __global int *restrict where,
+                            __local int *red_d, __local int *red_j)
+{
+    __local int state[3];
+    no_edges(n, deg, parent);
+    if (get_local_id(0) == 0) {
+        for (int c = 0; c < n; c++)
+            rem[c] = (int)(keys[c] & 0xffffffffu);
+        int open = n, added = 1;
+        while (added) {
+            added = 0;
+            int kept = 0;
+            for (int t = 0; t < open; t++) {
+                const int i = rem[t];
+                if (deg[i] == 2)
+                    continue;
+                const int ri = uf_find(parent, i);
+                for (int r = 0; r < m; r++) {
+                    const int j = cand[(long)i * m + r];
+                    if (deg[j] == 2)
+                        continue;
+                    const int rj = uf_find(parent, j);
+                    if (ri != rj) {
+                        add_edge(adj, deg, parent, i, j, ri, rj);
+                        added++;
+                        break;
+                    }
+                }
+                if (deg[i] < 2)
+                    rem[kept++] = i;
+            }
+            open = kept;
+        }
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    join_fragments(DIST_ARGS, adj, deg, tour, rem, where, state, red_d, red_j);
+}
+
+/* The cities in order of their first plane coordinate: key = x quantized to 32 bits over
+ * the bounding box (x0, scale) << 32 | city, so sorting the keys orders them by x, ties
+ * by city. */
+__kernel void x_keys(const int n, __global const double *restrict plane, const double x0,
+                     const double scale, __global ulong *restrict keys, const int length)
+{
+    const int i = get_global_id(0);
+    if (i >= length)
+        return;
+    keys[i] = i < n ? ((ulong)(uint)min((plane[2 * i] - x0) * scale, 4294967295.0) << 32) | (ulong)i
+                    : ~(ulong)0;
 }
 
 /* Space-filling curve: Hilbert index of each city on a 2^16 x 2^16 grid over the

@@ -5,6 +5,8 @@
   the tours must be identical for every k (k = 2 forces the work-group scan path).
 * greedy: a sequential greedy-edge loop over the device's own knn lists, then fragments
   joined from the lowest-numbered end by nearest (distance, index) fragment end.
+* qb: Quick-Boruvka passes over the cities in order of x (quantized as the device does)
+  over the same lists, then the same join.
 * sfc: the Hilbert index of each city on the 2^16 grid, ordered by (index, city).
 * random: Philox4x32-10 draws (a host Philox checked on the Random123 known answers),
   ordered by (draw, city); same seed, same tour.
@@ -80,6 +82,48 @@ def host_greedy(inst, cities: np.ndarray, dists: np.ndarray) -> np.ndarray:
         parent[max(ri, rj)] = min(ri, rj)
         adj[i].append(j)
         adj[j].append(i)
+    return host_join(inst, adj)
+
+
+def host_qboruvka(inst, cities: np.ndarray) -> np.ndarray:
+    """Quick-Boruvka over the device's knn lists: the cities by x (quantized to 32 bits
+    over the x range, ties by city), each of degree < 2 takes its first candidate of
+    degree < 2 in another fragment, passes until one adds nothing; joined as greedy's."""
+    n, m = cities.shape
+    x = inst.planar_coords[:, 0]
+    span = float(x.max() - x.min())
+    key = np.minimum((x - x.min()) * (4294967295.0 / span if span > 0 else 0.0),
+                     4294967295.0).astype(np.uint64)
+    order = [int(c) for c in np.lexsort((np.arange(n), key))]
+    root = list(range(n))
+
+    def find(c):
+        while root[c] != c:
+            c = root[c]
+        return c
+
+    adj = [[] for _ in range(n)]
+    added = True
+    while added:
+        added = False
+        for i in order:
+            if len(adj[i]) == 2:
+                continue
+            for j in (int(c) for c in cities[i]):
+                if len(adj[j]) < 2 and find(i) != find(j):
+                    ri, rj = find(i), find(j)
+                    root[max(ri, rj)] = min(ri, rj)
+                    adj[i].append(j)
+                    adj[j].append(i)
+                    added = True
+                    break
+    return host_join(inst, adj)
+
+
+def host_join(inst, adj) -> np.ndarray:
+    """The fragments of `adj` joined into a tour: from the lowest-numbered end, each
+    fragment walked, the next from the nearest (distance, index) free end."""
+    n = inst.n
     ends = {c for c in range(n) if len(adj[c]) < 2}
     tour: list[int] = []
 
@@ -280,8 +324,32 @@ def test_random_is_seeded(rt, ref):
                 assert not np.array_equal(tours[s], tours[t]), f"seeds {s} and {t} agree"
 
 
+# ---- Quick-Boruvka -----------------------------------------------------------------------
+@pytest.mark.parametrize("ref", SYM + SHARED_SYM)
+def test_qb_matches_host(rt, ref):
+    inst = _instance(ref)
+    if inst.planar_coords is None:
+        assert REGISTRY["qb"].unsupported(inst) is not None
+        return
+    dinst = device_instance(rt, inst)
+    for k in (3, 10):
+        order, ctx = solve(rt, inst, "qb", 0, dinst, candidates=k)
+        cities, _ = ctx.candidates(CandidateParams("knn", k)).host(rt)
+        want = host_qboruvka(inst, cities.astype(np.int64))
+        assert np.array_equal(order, want), (
+            f"{inst.name} k={k}: first difference at position "
+            f"{int(np.flatnonzero(order != want)[0])}")
+
+
+def test_qb_refuses_atsp_and_instances_without_coordinates():
+    assert REGISTRY["qb"].unsupported(_synthetic("atsp")) is not None
+    mat = np.array([[0, 3, 4], [3, 0, 5], [4, 5, 0]])
+    assert "coordinates" in REGISTRY["qb"].unsupported(make_instance("EXPLICIT", matrix=mat, name="m3"))
+    assert REGISTRY["qb"].unsupported(_synthetic("uniform")) is None
+
+
 # ---- every solver, every size --------------------------------------------------------------
-@pytest.mark.parametrize("name", ["nn", "greedy", "sfc", "random"])
+@pytest.mark.parametrize("name", ["nn", "greedy", "qb", "sfc", "random"])
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
 def test_tiny_instances(rt, name, n):
     """n = 1..5 (candidate lists shorter than k, a single city, a single edge)."""
@@ -305,7 +373,7 @@ def test_tiny_atsp_nn(rt, n):
     order, _ = solve(rt, inst, "random", 3)
 
 
-@pytest.mark.parametrize("name", ["nn", "greedy", "sfc", "random"])
+@pytest.mark.parametrize("name", ["nn", "greedy", "qb", "sfc", "random"])
 def test_device_length_agrees(rt, name):
     """The published best_length also equals the device's tour_length of that tour."""
     inst = _synthetic("clustered")
@@ -315,7 +383,7 @@ def test_device_length_agrees(rt, name):
 
 
 def test_random_small_sweep(rt):
-    """nn and greedy on many small random instances full of ties."""
+    """nn, greedy and qb on many small random instances full of ties."""
     rng = np.random.default_rng(77)
     for rep in range(30):
         n = int(rng.integers(4, 70))
@@ -330,3 +398,6 @@ def test_random_small_sweep(rt):
         cities, dists = ctx.candidates(CandidateParams("knn", k)).host(rt)
         want = host_greedy(inst, cities.astype(np.int64), dists.astype(np.int64))
         assert np.array_equal(order, want), f"greedy rep {rep} (n={n}, k={k})"
+        order, _ = solve(rt, inst, "qb", seed, dinst, candidates=k)
+        assert np.array_equal(order, host_qboruvka(inst, cities.astype(np.int64))), \
+            f"qb rep {rep} (n={n}, k={k})"

@@ -20,6 +20,7 @@ from kernel_fixtures import rt  # noqa: F401
 from test_device_loop import run_on_a_counting_clock
 
 from tspcl.device_instance import DeviceInstance
+from tspcl.errors import UsageError
 from tspcl.instance import Instance
 from tspcl.neighbors import build_candidates
 from tspcl.run import solve
@@ -394,19 +395,38 @@ def test_the_solver_gives_a_reproducible_exact_tour(rt, bridges, walk, step_move
     assert first.length < greedy.length
 
 
+def _twice(rt, inst, params: dict, seed: int, iterations: int):  # noqa: F811
+    """pils with `params` (cells of CELL) run twice: the first result, checked to be a
+    permutation of exact length, the same both times, after exactly `iterations` kicks."""
+    spec = get_solver("pils")
+    p = spec.params_from({"cell": str(CELL), **params})
+    first = solve(inst, spec, p, rt, seed=seed, iterations=iterations)
+    again = solve(inst, spec, p, rt, seed=seed, iterations=iterations)
+    assert sorted(first.order.tolist()) == list(range(inst.n))
+    assert first.length == inst.tour_length(first.order)
+    assert np.array_equal(first.order, again.order) and first.iterations == iterations
+    return first
+
+
 def test_a_polish_every_few_rounds_gives_a_reproducible_exact_tour(rt):  # noqa: F811
     """polish_every=3: the neighbours are recorded after a polish, and the next polish,
     three rounds on, queues what those rounds changed."""
     inst = _uniform(300, 23)
-    spec = get_solver("pils")
-    params = spec.params_from({"cell": str(CELL), "round_kicks": "8", "polish_every": "3"})
-    first = solve(inst, spec, params, rt, seed=6, iterations=3000)
-    again = solve(inst, spec, params, rt, seed=6, iterations=3000)
-    assert sorted(first.order.tolist()) == list(range(300))
-    assert first.length == inst.tour_length(first.order)
-    assert np.array_equal(first.order, again.order) and first.iterations == 3000
+    first = _twice(rt, inst, {"round_kicks": "8", "polish_every": "3"}, 6, 3000)
     greedy = solve(inst, get_solver("greedy"), get_solver("greedy").params_type(), rt, seed=6)
     assert first.length < greedy.length
+
+
+def test_a_quick_boruvka_start_gives_a_reproducible_exact_tour_where_there_are_coordinates(rt):  # noqa: F811
+    """init=qb: the run starts from construct's Quick-Boruvka tour (its first history
+    point); without coordinates it is refused with the reason."""
+    inst = _uniform(300, 24)
+    first = _twice(rt, inst, {"round_kicks": "8", "init": "qb"}, 6, 600)
+    qb = solve(inst, get_solver("qb"), get_solver("qb").params_type(), rt, seed=6)
+    assert first.history[0].best_length == qb.length > first.length
+    spec = get_solver("pils")
+    with pytest.raises(UsageError, match="init=qb.*coordinates"):
+        solve(_matrix(60, 2), spec, spec.params_from({"init": "qb"}), rt, seed=6, iterations=100)
 
 
 def test_replicas_search_the_whole_tour_and_the_best_one_is_kept(rt):  # noqa: F811

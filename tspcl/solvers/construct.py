@@ -2,6 +2,8 @@
 
 nn      nearest neighbour from a start city, over nearest-city candidate lists
 greedy  greedy edge over candidate edges, fragments joined by nearest free end
+qb      Quick-Boruvka: cities in order of x take their nearest free candidate, passes
+        until none does, fragments joined as greedy's (needs coordinates or display data)
 sfc     Hilbert space-filling-curve order (needs coordinates or display data)
 random  a uniformly random permutation (Philox keys, sorted on the device)
 """
@@ -52,6 +54,17 @@ class GreedyParams:
 
 
 @dataclass(frozen=True)
+class QuickBoruvkaParams:
+    """The candidate lists Quick-Boruvka's cities take their edges from."""
+
+    candidates: int = param(10, "nearest cities per city it looks at for an edge before the "
+                            "fragments are joined")
+
+    def __post_init__(self):
+        check_count("candidates", self.candidates, 1, MAX_CANDIDATES)
+
+
+@dataclass(frozen=True)
 class NoParams:
     pass
 
@@ -87,6 +100,16 @@ def greedy_plan(n: int, m: int) -> BufferPlan:
     two neighbours, degree and fragment parent of each city, the tour, the free ends and
     where each lies in that list."""
     return (BufferPlan().add("greedy_keys", np.uint64, edge_keys(n, m))
+            .add("greedy_adj", np.int32, 2 * n).add("greedy_deg", np.int32, n)
+            .add("greedy_parent", np.int32, n).add("greedy_tour", np.int32, n)
+            .add("greedy_rem", np.int32, n).add("greedy_where", np.int32, n))
+
+
+def qb_plan(n: int) -> BufferPlan:
+    """qb's buffers: the cities' x-order keys (padded to a power of two) and plane
+    coordinates, then qboruvka_tour's, as greedy_tour's (the open cities of a pass in
+    greedy_rem)."""
+    return (BufferPlan().add("qb_keys", np.uint64, padded_length(n)).add("qb_plane", np.float64, 2 * n)
             .add("greedy_adj", np.int32, 2 * n).add("greedy_deg", np.int32, n)
             .add("greedy_parent", np.int32, n).add("greedy_tour", np.int32, n)
             .add("greedy_rem", np.int32, n).add("greedy_where", np.int32, n))
@@ -140,6 +163,31 @@ def run_greedy(ctx: SolveContext, p: GreedyParams) -> None:
     ctx.improve(ctx.read_tour(bufs.greedy_tour), 0)
 
 
+def run_quick_boruvka(ctx: SolveContext, p: QuickBoruvkaParams) -> None:
+    """Quick-Boruvka (construct.cl qboruvka_tour) over the first `candidates` nearest
+    cities of each city: the cities sorted by x on the device (x_keys), then one
+    work-group builds and joins the fragments."""
+    rt, dinst, n = ctx.rt, ctx.dinst, ctx.inst.n
+    cand = ctx.candidates(CandidateParams("knn", p.candidates))
+    plane = ctx.inst.planar_coords
+    x0, span = float(plane[:, 0].min()), float(np.ptp(plane[:, 0]))
+    length = padded_length(n)
+    bufs = qb_plan(n).allocate(rt)
+    rt.cl.enqueue_copy(rt.queue, bufs.qb_plane, np.ascontiguousarray(plane, np.float64))
+    keys = dinst.kernel("construct", "x_keys")
+    events = [keys(rt.queue, (length,), None, n, bufs.qb_plane, x0,
+                   4294967295.0 / span if span > 0 else 0.0, bufs.qb_keys, length)]
+    events += sort_keys(rt, bufs.qb_keys, length)
+    k = dinst.kernel("construct", "qboruvka_tour")
+    wg = _single_group(ctx, k)
+    events.append(k(rt.queue, (wg,), (wg,), *dinst.dist_args, bufs.qb_keys, cand.cities, cand.m,
+                    bufs.greedy_adj, bufs.greedy_deg, bufs.greedy_parent, bufs.greedy_tour,
+                    bufs.greedy_rem, bufs.greedy_where, rt.cl.LocalMemory(4 * wg),
+                    rt.cl.LocalMemory(4 * wg)))
+    ctx.timed(events)
+    ctx.improve(ctx.read_tour(bufs.greedy_tour), 0)
+
+
 def _tour_from_keys(ctx: SolveContext, keys, tour, length: int, events: list) -> None:
     rt, n = ctx.rt, ctx.inst.n
     events += sort_keys(rt, keys, length)
@@ -173,9 +221,17 @@ def run_random(ctx: SolveContext, p: NoParams) -> None:
     _tour_from_keys(ctx, bufs.random_keys, bufs.random_tour, length, [ev])
 
 
-def _needs_plane(inst: Instance) -> str | None:
+def _needs_plane(inst: Instance, name: str = "sfc") -> str | None:
     return None if inst.planar_coords is not None else \
-        "sfc needs coordinates or DISPLAY_DATA_SECTION; this instance has neither"
+        f"{name} needs coordinates or DISPLAY_DATA_SECTION; this instance has neither"
+
+
+def qb_problem(inst: Instance) -> str | None:
+    """Why Quick-Boruvka cannot take `inst` (it orders the cities by x, and its tour is
+    symmetric's), or None."""
+    if not inst.symmetric:
+        return "qb is for symmetric instances (ATSP: use nn)"
+    return _needs_plane(inst, "qb")
 
 
 def _symmetric_only(inst: Instance) -> str | None:
@@ -198,6 +254,11 @@ SOLVERS = [
                lambda inst, p, limits=None: shared_plan(inst, p.candidates).merge(
                    greedy_plan(inst.n, candidate_length(inst.n, p.candidates))),
                unsupported=_symmetric_only, memory_hint=CANDIDATES_HINT),
+    SolverSpec("qb", "Quick-Boruvka: cities in order of x each take the nearest free candidate, "
+               "fragments joined by NN (linkern's start)",
+               QuickBoruvkaParams, run_quick_boruvka,
+               lambda inst, p, limits=None: shared_plan(inst, p.candidates).merge(qb_plan(inst.n)),
+               unsupported=qb_problem, memory_hint=CANDIDATES_HINT),
     SolverSpec("sfc", "Hilbert space-filling curve order", NoParams, run_sfc,
                lambda inst, p, limits=None: shared_plan(inst).merge(sfc_plan(inst.n)),
                unsupported=_needs_plane),

@@ -34,7 +34,8 @@ from ..buffers import BufferPlan
 from ..neighbors import CandidateParams
 from ..params import param
 from .base import MAX_COUNT, SolveContext, SolverSpec, check_count, shared_plan
-from .construct import GreedyParams, greedy_plan, run_greedy
+from .construct import (GreedyParams, QuickBoruvkaParams, greedy_plan, qb_plan, qb_problem,
+                        run_greedy, run_quick_boruvka)
 from .device_loop import SLICE_GROWTH, Launch, LoopStatus, enqueue_whole, run_device_loop
 from .localsearch import (LK_BREADTHS, LK_DEPTHS, OPERATORS, DeviceSearch, LocalSearchParams,
                           StateWord, kick_budget, reversal_problem, search_plan)
@@ -43,6 +44,7 @@ QUEUE_SLOTS = 32        # cities a cell's local search evaluates at once (pils.c
 MAX_MOVES = 256         # steps one local search of a cell takes at most (pils_search.h MAX_MOVES)
 BRIDGE_SCALE = 1 << 16  # pils.cl draws kicks as double bridges below bridges * this
 CELLS = ("auto", "kd", "tour")
+INITS = ("greedy", "qb")
 COORDS = ("auto", "local", "global")
 MIN_CELL = 16           # the smallest cell worth a work-group
 PARTITIONS = 8          # k-d partitions drawn and kept, used in turn
@@ -65,6 +67,8 @@ class SegmentIlsParams:
 
     kicks: str = param("auto", "kicks in all: a count, a multiple of n (100n), or auto (until "
                        "the time limit, else 100n)")
+    init: str = param("greedy", "start tour: greedy (greedy edge) or qb (Quick-Boruvka, "
+                      "linkern's start; needs coordinates)")
     cells: str = param("auto", "kd (k-d cells of the coordinates), tour (runs of the tour) or "
                        "auto (kd where there are coordinates)")
     cell: int = param(0, "cities per cell at most (0: as many as local memory holds)")
@@ -105,6 +109,8 @@ class SegmentIlsParams:
     def __post_init__(self):
         if self.kicks != "auto":
             kick_budget(self.kicks, 1)
+        if self.init not in INITS:
+            raise UsageError(f"init must be one of {', '.join(INITS)} (got {self.init!r})")
         if self.cells not in CELLS:
             raise UsageError(f"cells must be one of {', '.join(CELLS)} (got {self.cells!r})")
         if self.cell:
@@ -412,11 +418,17 @@ def max_copies(n: int, fewest_cells: int, target: int, asked: int = 0) -> int:
 
 
 def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
-    """Greedy start, a bounded whole-tour local search (Descent), then rounds of cell
+    """The start (greedy or Quick-Boruvka), a bounded whole-tour local search (Descent), then rounds of cell
     searches (CellRounds), both through the device loop, until the kick budget is spent
     or ctx.stop."""
     n = ctx.inst.n
-    run_greedy(ctx, GreedyParams())
+    if p.init == "qb":
+        reason = qb_problem(ctx.inst)
+        if reason:
+            raise UsageError(f"pils init=qb: {reason}")
+        run_quick_boruvka(ctx, QuickBoruvkaParams())
+    else:
+        run_greedy(ctx, GreedyParams())
     if n < 8 or ctx.best_length == 0:
         return  # too small for the moves' assumptions, or optimal: greedy is the result
     if ctx.stop(0):
@@ -586,11 +598,17 @@ def _tally(phase: list, gain: int, since: float) -> float:
 
 
 def _buffers(inst: Instance, p: SegmentIlsParams, limits=None) -> BufferPlan:
-    """The instance, the greedy start (its candidate lists and buffers), one candidate
-    list for both searches, the whole-tour search's buffers and the cells'."""
-    k, greedy = p.candidate_params().k, GreedyParams().candidates
+    """The instance, the start (its candidate lists and buffers: greedy's or
+    Quick-Boruvka's), one candidate list for both searches, the whole-tour search's
+    buffers and the cells'."""
+    k = p.candidate_params().k
     layout = CellLayout.of(inst, p, min(p.candidates, k), limits)
-    return (shared_plan(inst, greedy, k).merge(greedy_plan(inst.n, greedy))
+    if p.init == "qb":
+        start, start_plan = QuickBoruvkaParams().candidates, qb_plan(inst.n)
+    else:
+        start = GreedyParams().candidates
+        start_plan = greedy_plan(inst.n, start)
+    return (shared_plan(inst, start, k).merge(start_plan)
             .merge(search_plan(inst.n, p.polish_params(k))).merge(layout.plan(inst.n)))
 
 
