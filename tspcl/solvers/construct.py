@@ -2,8 +2,9 @@
 
 nn      nearest neighbour from a start city, over nearest-city candidate lists
 greedy  greedy edge over candidate edges, fragments joined by nearest free end
-qb      Quick-Boruvka: cities in order of x take their nearest free candidate, passes
-        until none does, fragments joined as greedy's (needs coordinates or display data)
+qb      Quick-Boruvka over candidate lists: cities in order of x take their nearest free
+        candidate, passes until none does, fragments joined as greedy's (needs
+        coordinates or display data)
 sfc     Hilbert space-filling-curve order (needs coordinates or display data)
 random  a uniformly random permutation (Philox keys, sorted on the device)
 """
@@ -254,8 +255,8 @@ SOLVERS = [
                lambda inst, p, limits=None: shared_plan(inst, p.candidates).merge(
                    greedy_plan(inst.n, candidate_length(inst.n, p.candidates))),
                unsupported=_symmetric_only, memory_hint=CANDIDATES_HINT),
-    SolverSpec("qb", "Quick-Boruvka: cities in order of x each take the nearest free candidate, "
-               "fragments joined by NN (linkern's start)",
+    SolverSpec("qb", "Quick-Boruvka over candidate lists: cities in order of x each take the "
+               "nearest free candidate, fragments joined by NN",
                QuickBoruvkaParams, run_quick_boruvka,
                lambda inst, p, limits=None: shared_plan(inst, p.candidates).merge(qb_plan(inst.n)),
                unsupported=qb_problem, memory_hint=CANDIDATES_HINT),
