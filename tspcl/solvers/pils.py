@@ -102,7 +102,7 @@ class SegmentIlsParams:
     polish_breadth: int = param(1, "polish=lk: alternatives tried for a chain's second step ({} to "
                                 "{})".format(*LK_BREADTHS))
     polish_steps: int = param(64, "passes over the queued cities each polish takes, the first "
-                              "descent from the greedy tour too (1 or more)")
+                              "descent from the start tour too (1 or more)")
     group: int = param(128, "work-items of a cell's work-group: 32, 64, 128 or 256 (with "
                        "step_moves above 1 the tour depends on it)")
 
@@ -467,7 +467,7 @@ def polish_launch(search: DeviceSearch, steps: int, polished: Callable[[int, int
 
 
 class Descent:
-    """The whole-tour search's first polish, from the greedy tour, as the device loop
+    """The whole-tour search's first polish, from the start tour, as the device loop
     runs it (device_loop.SplitRun): one step of `steps` steps of the search, which a
     time limit may stop between two; the status is the tour's exact length."""
 
