@@ -96,24 +96,26 @@ def edge_keys(n: int, m: int) -> int:
     return padded_length(n * m + 1)
 
 
+def fragments_plan(n: int) -> BufferPlan:
+    """The buffers of a tour built from fragments (greedy_tour, qboruvka_tour): each
+    city's two neighbours, degree and fragment parent, the tour, the free ends and where
+    each lies in that list (qboruvka_tour also keeps a pass's open cities there)."""
+    return (BufferPlan().add("fragments_adj", np.int32, 2 * n).add("fragments_deg", np.int32, n)
+            .add("fragments_parent", np.int32, n).add("fragments_tour", np.int32, n)
+            .add("fragments_rem", np.int32, n).add("fragments_where", np.int32, n))
+
+
 def greedy_plan(n: int, m: int) -> BufferPlan:
-    """greedy's buffers over candidate lists of m cities: the edge keys, then greedy_tour's
-    two neighbours, degree and fragment parent of each city, the tour, the free ends and
-    where each lies in that list."""
-    return (BufferPlan().add("greedy_keys", np.uint64, edge_keys(n, m))
-            .add("greedy_adj", np.int32, 2 * n).add("greedy_deg", np.int32, n)
-            .add("greedy_parent", np.int32, n).add("greedy_tour", np.int32, n)
-            .add("greedy_rem", np.int32, n).add("greedy_where", np.int32, n))
+    """greedy's buffers over candidate lists of m cities: the edge keys, then the
+    fragments' (fragments_plan)."""
+    return BufferPlan().add("greedy_keys", np.uint64, edge_keys(n, m)).merge(fragments_plan(n))
 
 
 def qb_plan(n: int) -> BufferPlan:
     """qb's buffers: the cities' x-order keys (padded to a power of two) and plane
-    coordinates, then qboruvka_tour's, as greedy_tour's (the open cities of a pass in
-    greedy_rem)."""
+    coordinates, then the fragments' (fragments_plan)."""
     return (BufferPlan().add("qb_keys", np.uint64, padded_length(n)).add("qb_plane", np.float64, 2 * n)
-            .add("greedy_adj", np.int32, 2 * n).add("greedy_deg", np.int32, n)
-            .add("greedy_parent", np.int32, n).add("greedy_tour", np.int32, n)
-            .add("greedy_rem", np.int32, n).add("greedy_where", np.int32, n))
+            .merge(fragments_plan(n)))
 
 
 def keyed_plan(n: int, name: str) -> BufferPlan:
@@ -154,14 +156,22 @@ def run_greedy(ctx: SolveContext, p: GreedyParams) -> None:
     mk = dinst.kernel("construct", "greedy_edge_keys")
     events = [mk(rt.queue, (length,), None, n, cand.cities, cand.dists, m, bufs.greedy_keys, length)]
     events += sort_keys(rt, bufs.greedy_keys, length)
-    k = dinst.kernel("construct", "greedy_tour")
+    _fragments_tour(ctx, "greedy_tour", bufs.greedy_keys, cand, bufs, events)
+
+
+def _fragments_tour(ctx: SolveContext, name: str, keys, cand, bufs, events: list) -> None:
+    """Run fragment kernel `name` (greedy_tour or qboruvka_tour: one work-group) over the
+    sorted `keys` and candidate lists `cand` into the fragments' buffers (fragments_plan)
+    after `events`, and publish its tour."""
+    rt, dinst = ctx.rt, ctx.dinst
+    k = dinst.kernel("construct", name)
     wg = _single_group(ctx, k)
-    events.append(k(rt.queue, (wg,), (wg,), *dinst.dist_args, bufs.greedy_keys, cand.cities, m,
-                    bufs.greedy_adj, bufs.greedy_deg, bufs.greedy_parent, bufs.greedy_tour,
-                    bufs.greedy_rem, bufs.greedy_where, rt.cl.LocalMemory(4 * wg),
-                    rt.cl.LocalMemory(4 * wg)))
+    events.append(k(rt.queue, (wg,), (wg,), *dinst.dist_args, keys, cand.cities, cand.m,
+                    bufs.fragments_adj, bufs.fragments_deg, bufs.fragments_parent,
+                    bufs.fragments_tour, bufs.fragments_rem, bufs.fragments_where,
+                    rt.cl.LocalMemory(4 * wg), rt.cl.LocalMemory(4 * wg)))
     ctx.timed(events)
-    ctx.improve(ctx.read_tour(bufs.greedy_tour), 0)
+    ctx.improve(ctx.read_tour(bufs.fragments_tour), 0)
 
 
 def run_quick_boruvka(ctx: SolveContext, p: QuickBoruvkaParams) -> None:
@@ -179,14 +189,7 @@ def run_quick_boruvka(ctx: SolveContext, p: QuickBoruvkaParams) -> None:
     events = [keys(rt.queue, (length,), None, n, bufs.qb_plane, x0,
                    4294967295.0 / span if span > 0 else 0.0, bufs.qb_keys, length)]
     events += sort_keys(rt, bufs.qb_keys, length)
-    k = dinst.kernel("construct", "qboruvka_tour")
-    wg = _single_group(ctx, k)
-    events.append(k(rt.queue, (wg,), (wg,), *dinst.dist_args, bufs.qb_keys, cand.cities, cand.m,
-                    bufs.greedy_adj, bufs.greedy_deg, bufs.greedy_parent, bufs.greedy_tour,
-                    bufs.greedy_rem, bufs.greedy_where, rt.cl.LocalMemory(4 * wg),
-                    rt.cl.LocalMemory(4 * wg)))
-    ctx.timed(events)
-    ctx.improve(ctx.read_tour(bufs.greedy_tour), 0)
+    _fragments_tour(ctx, "qboruvka_tour", bufs.qb_keys, cand, bufs, events)
 
 
 def _tour_from_keys(ctx: SolveContext, keys, tour, length: int, events: list) -> None:

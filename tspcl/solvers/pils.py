@@ -34,8 +34,7 @@ from ..buffers import BufferPlan
 from ..neighbors import CandidateParams
 from ..params import param
 from .base import MAX_COUNT, SolveContext, SolverSpec, check_count, shared_plan
-from .construct import (GreedyParams, QuickBoruvkaParams, greedy_plan, qb_plan, qb_problem,
-                        run_greedy, run_quick_boruvka)
+from .construct import SOLVERS as CONSTRUCTIONS, greedy_plan, qb_plan
 from .device_loop import SLICE_GROWTH, Launch, LoopStatus, enqueue_whole, run_device_loop
 from .localsearch import (LK_BREADTHS, LK_DEPTHS, OPERATORS, DeviceSearch, LocalSearchParams,
                           StateWord, kick_budget, reversal_problem, search_plan)
@@ -44,7 +43,7 @@ QUEUE_SLOTS = 32        # cities a cell's local search evaluates at once (pils.c
 MAX_MOVES = 256         # steps one local search of a cell takes at most (pils_search.h MAX_MOVES)
 BRIDGE_SCALE = 1 << 16  # pils.cl draws kicks as double bridges below bridges * this
 CELLS = ("auto", "kd", "tour")
-INITS = ("greedy", "qb")
+STARTS = {spec.name: spec for spec in CONSTRUCTIONS if spec.name in ("greedy", "qb")}  # init
 COORDS = ("auto", "local", "global")
 MIN_CELL = 16           # the smallest cell worth a work-group
 PARTITIONS = 8          # k-d partitions drawn and kept, used in turn
@@ -109,8 +108,8 @@ class SegmentIlsParams:
     def __post_init__(self):
         if self.kicks != "auto":
             kick_budget(self.kicks, 1)
-        if self.init not in INITS:
-            raise UsageError(f"init must be one of {', '.join(INITS)} (got {self.init!r})")
+        if self.init not in STARTS:
+            raise UsageError(f"init must be one of {', '.join(STARTS)} (got {self.init!r})")
         if self.cells not in CELLS:
             raise UsageError(f"cells must be one of {', '.join(CELLS)} (got {self.cells!r})")
         if self.cell:
@@ -396,7 +395,6 @@ class DeviceCells:
 
         return [Launch.whole(prepare), Launch(groups, search), Launch.whole(lay_out)]
 
-
     def queue_touched(self) -> list:
         """The polish's queue (DeviceSearch.restart with queued): the cities whose tour
         edges changed since the neighbours were recorded (round_launches' record), and
@@ -418,19 +416,17 @@ def max_copies(n: int, fewest_cells: int, target: int, asked: int = 0) -> int:
 
 
 def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
-    """The start (greedy or Quick-Boruvka), a bounded whole-tour local search (Descent), then rounds of cell
-    searches (CellRounds), both through the device loop, until the kick budget is spent
-    or ctx.stop."""
+    """The start (`init`: greedy or qb with their defaults), a bounded whole-tour local
+    search (Descent), then rounds of cell searches (CellRounds), both through the device
+    loop, until the kick budget is spent or ctx.stop."""
     n = ctx.inst.n
-    if p.init == "qb":
-        reason = qb_problem(ctx.inst)
-        if reason:
-            raise UsageError(f"pils init=qb: {reason}")
-        run_quick_boruvka(ctx, QuickBoruvkaParams())
-    else:
-        run_greedy(ctx, GreedyParams())
+    start = STARTS[p.init]
+    reason = start.unsupported(ctx.inst) if start.unsupported else None
+    if reason:
+        raise UsageError(f"pils init={p.init}: {reason}")
+    start.run(ctx, start.params_type())
     if n < 8 or ctx.best_length == 0:
-        return  # too small for the moves' assumptions, or optimal: greedy is the result
+        return  # too small for the moves' assumptions, or optimal: the start is the result
     if ctx.stop(0):
         return  # the time limit is spent: no candidate lists or search are built
     cand = ctx.candidates(p.candidate_params())
@@ -603,12 +599,9 @@ def _buffers(inst: Instance, p: SegmentIlsParams, limits=None) -> BufferPlan:
     buffers and the cells'."""
     k = p.candidate_params().k
     layout = CellLayout.of(inst, p, min(p.candidates, k), limits)
-    if p.init == "qb":
-        start, start_plan = QuickBoruvkaParams().candidates, qb_plan(inst.n)
-    else:
-        start = GreedyParams().candidates
-        start_plan = greedy_plan(inst.n, start)
-    return (shared_plan(inst, start, k).merge(start_plan)
+    m = STARTS[p.init].params_type().candidates
+    own = qb_plan(inst.n) if p.init == "qb" else greedy_plan(inst.n, m)
+    return (shared_plan(inst, m, k).merge(own)
             .merge(search_plan(inst.n, p.polish_params(k))).merge(layout.plan(inst.n)))
 
 
