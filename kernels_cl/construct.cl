@@ -22,15 +22,18 @@ inline void rem_take(__global int *restrict rem, __global int *restrict where,
     *count -= 1;
 }
 
-/* Work-group argmin of DIST(from, c) over c in rem[0..count): returns the c of the
- * smallest (distance, index), identical on every work-item. */
+/* Work-group argmin of DIST(from, c) over c in rem[0..count), c other than from and
+ * skip: returns the c of the smallest (distance, index), identical on every work-item. */
 inline int group_nearest(DIST_PARAMS, __global const int *restrict rem, const int count,
-                         const int from, __local int *red_d, __local int *red_j)
+                         const int from, const int skip, __local int *red_d, __local int *red_j)
 {
     const int lid = get_local_id(0), wg = get_local_size(0);
     int bd = NO_CITY, bj = NO_CITY;
     for (int p = lid; p < count; p += wg) {
-        const int c = rem[p], d = DIST(from, c);
+        const int c = rem[p];
+        if (c == from || c == skip)
+            continue;
+        const int d = DIST(from, c);
         if (d < bd || (d == bd && c < bj)) {
             bd = d;
             bj = c;
@@ -79,7 +82,7 @@ __kernel void nn_tour(DIST_PARAMS, __global const int *restrict cand, const int 
         barrier(CLK_LOCAL_MEM_FENCE);
         /* every step passes the same barriers (PoCL needs barriers in uniform, not
          * conditional, control flow); the scan is empty when a candidate answered */
-        const int best = group_nearest(DIST_ARGS, rem, next < 0 ? count : 0, cur, red_d, red_j);
+        const int best = group_nearest(DIST_ARGS, rem, next < 0 ? count : 0, cur, -1, red_d, red_j);
         if (lid == 0) {
             if (next < 0)
                 next = best;
@@ -152,7 +155,7 @@ inline void join_fragments(DIST_PARAMS, __global const int *restrict adj,
     while (*pos < n) {
         /* the first fragment starts at the lowest-numbered end (rem was filled in
          * index order); the scan runs empty then, keeping the barriers uniform */
-        const int near = group_nearest(DIST_ARGS, rem, *from < 0 ? 0 : *count, *from, red_d, red_j);
+        const int near = group_nearest(DIST_ARGS, rem, *from < 0 ? 0 : *count, *from, -1, red_d, red_j);
         const int a = *from < 0 ? rem[0] : near;
         if (lid == 0) {
             /* walk the fragment that starts at end a, appending it to the tour */
@@ -226,50 +229,91 @@ __kernel void greedy_tour(DIST_PARAMS, __global const ulong *restrict keys,
 }
 
 /* Quick-Boruvka (Applegate, Bixby, Chvatal and Cook 2006, "The Traveling Salesman
- * Problem: A Computational Study", p. 455; Concorde linkern's default start): the cities
- * in order of their x coordinate (keys sorted: x_keys), each of degree < 2 takes the
- * edge to its nearest candidate (lists sorted by distance) of degree < 2 in another
- * fragment; passes over the cities still of degree < 2 (kept in order in rem) until one
- * adds no edge; then the fragments are joined as greedy_tour joins them. */
+ * Problem: A Computational Study", p. 455; Concorde linkern's default start, which sorts
+ * the cities by x as here): the cities in order of their x coordinate (keys sorted:
+ * x_keys), pass after pass, each of degree < 2 joined to its nearest city (smallest
+ * (distance, index)) of degree < 2 other than its fragment's other end, until n - 1 edges
+ * make one path, which join_fragments closes.  The nearest such city is the first of the
+ * candidate list (the m nearest, sorted) that qualifies; where none does, the work-group
+ * scans every city of degree < 2 (kept in `ends`, positions in `where`; the tour's buffer,
+ * which only the join writes).  lid 0 keeps the books; the group meets only for those
+ * scans.  `other` holds each fragment end's other end (-1 for a city alone). */
+inline void qb_join(__global int *restrict adj, __global int *restrict deg,
+                    __global int *restrict other, __global int *restrict ends,
+                    __global int *restrict where, __local int *ends_count, const int i, const int j)
+{
+    const int ei = other[i] < 0 ? i : other[i], ej = other[j] < 0 ? j : other[j];
+    adj[2 * i + deg[i]++] = j;
+    adj[2 * j + deg[j]++] = i;
+    other[ei] = ej;
+    other[ej] = ei;
+    if (deg[i] == 2)
+        rem_take(ends, where, ends_count, i);
+    if (deg[j] == 2)
+        rem_take(ends, where, ends_count, j);
+}
+
 __kernel void qboruvka_tour(DIST_PARAMS, __global const ulong *restrict keys,
                             __global const int *restrict cand, const int m,
                             __global int *restrict adj, __global int *restrict deg,
-                            __global int *restrict parent, __global int *restrict tour,
+                            __global int *restrict other, __global int *restrict tour,
                             __global int *restrict rem, __global int *restrict where,
                             __local int *red_d, __local int *red_j)
 {
-    __local int state[3];
-    no_edges(n, deg, parent);
-    if (get_local_id(0) == 0) {
-        for (int c = 0; c < n; c++)
-            rem[c] = (int)(keys[c] & 0xffffffffu);
-        int open = n, added = 1;
-        while (added) {
-            added = 0;
-            int kept = 0;
-            for (int t = 0; t < open; t++) {
-                const int i = rem[t];
+    const int lid = get_local_id(0);
+    __local int state[3], ends_count, searching;
+    for (int c = lid; c < n; c += get_local_size(0)) {
+        deg[c] = 0;
+        other[c] = -1;
+        tour[c] = c;   /* every city an end: the ends' list until the join */
+        where[c] = c;
+        rem[c] = (int)(keys[c] & 0xffffffffu);
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    /* lid 0's sweep: rem[t..open) this pass, the cities kept for the next in rem[0..kept) */
+    int t = 0, open = n, kept = 0, edges = 0;
+    if (lid == 0)
+        ends_count = n;
+    for (;;) {
+        if (lid == 0) {
+            searching = -1;
+            while (edges < n - 1) {
+                if (t == open) {
+                    open = kept;
+                    t = kept = 0;
+                }
+                const int i = rem[t++];
                 if (deg[i] == 2)
                     continue;
-                const int ri = uf_find(parent, i);
-                for (int r = 0; r < m; r++) {
-                    const int j = cand[(long)i * m + r];
-                    if (deg[j] == 2)
-                        continue;
-                    const int rj = uf_find(parent, j);
-                    if (ri != rj) {
-                        add_edge(adj, deg, parent, i, j, ri, rj);
-                        added++;
-                        break;
-                    }
+                int j = -1;
+                for (int r = 0; r < m && j < 0; r++) {
+                    const int c = cand[(long)i * m + r];
+                    if (deg[c] < 2 && c != other[i])
+                        j = c;
                 }
+                if (j < 0) {
+                    searching = i;   /* beyond its list: the group scans */
+                    break;
+                }
+                qb_join(adj, deg, other, tour, where, &ends_count, i, j);
+                edges++;
                 if (deg[i] < 2)
                     rem[kept++] = i;
             }
-            open = kept;
         }
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        const int i = searching;
+        if (i < 0)
+            break;
+        const int j = group_nearest(DIST_ARGS, tour, ends_count, i, other[i], red_d, red_j);
+        if (lid == 0) {
+            qb_join(adj, deg, other, tour, where, &ends_count, i, j);
+            edges++;
+            if (deg[i] < 2)
+                rem[kept++] = i;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
     }
-    barrier(CLK_GLOBAL_MEM_FENCE);
     join_fragments(DIST_ARGS, adj, deg, tour, rem, where, state, red_d, red_j);
 }
 

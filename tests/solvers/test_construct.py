@@ -5,8 +5,9 @@
   the tours must be identical for every k (k = 2 forces the work-group scan path).
 * greedy: a sequential greedy-edge loop over the device's own knn lists, then fragments
   joined from the lowest-numbered end by nearest (distance, index) fragment end.
-* qb: Quick-Boruvka passes over the cities in order of x (quantized as the device does)
-  over the same lists, then the same join.
+* qb: Quick-Boruvka passes over the cities in order of x (quantized as the device does),
+  each joined to its nearest free city by a full scan; the device's lists only speed it
+  up, so the tours must be identical for every k (k = 2 or 3 forces the work-group scan).
 * sfc: the Hilbert index of each city on the 2^16 grid, ordered by (index, city).
 * random: Philox4x32-10 draws (a host Philox checked on the Random123 known answers),
   ordered by (draw, city); same seed, same tour.
@@ -85,38 +86,43 @@ def host_greedy(inst, cities: np.ndarray, dists: np.ndarray) -> np.ndarray:
     return host_join(inst, adj)
 
 
-def host_qboruvka(inst, cities: np.ndarray) -> np.ndarray:
-    """Quick-Boruvka over the device's knn lists: the cities by x (quantized to 32 bits
-    over the x range, ties by city), each of degree < 2 takes its first candidate of
-    degree < 2 in another fragment, passes until one adds nothing; joined as greedy's."""
-    n, m = cities.shape
+def host_qboruvka(inst) -> np.ndarray:
+    """Quick-Boruvka with a full scan: the cities by x (quantized to 32 bits over the x
+    range, ties by city), pass after pass each of degree < 2 joined to the nearest
+    (distance, index) city of degree < 2 other than its fragment's other end, until one
+    path; closed as greedy's fragments are joined."""
+    n = inst.n
     x = inst.planar_coords[:, 0]
     span = float(x.max() - x.min())
     key = np.minimum((x - x.min()) * (4294967295.0 / span if span > 0 else 0.0),
                      4294967295.0).astype(np.uint64)
-    order = [int(c) for c in np.lexsort((np.arange(n), key))]
-    root = list(range(n))
-
-    def find(c):
-        while root[c] != c:
-            c = root[c]
-        return c
-
+    sweep, kept, t = [int(c) for c in np.lexsort((np.arange(n), key))], [], 0
+    deg = np.zeros(n, np.int64)
+    other = [-1] * n
     adj = [[] for _ in range(n)]
-    added = True
-    while added:
-        added = False
-        for i in order:
-            if len(adj[i]) == 2:
-                continue
-            for j in (int(c) for c in cities[i]):
-                if len(adj[j]) < 2 and find(i) != find(j):
-                    ri, rj = find(i), find(j)
-                    root[max(ri, rj)] = min(ri, rj)
-                    adj[i].append(j)
-                    adj[j].append(i)
-                    added = True
-                    break
+    cities = np.arange(n)
+    for _ in range(n - 1):
+        while True:
+            if t == len(sweep):
+                sweep, kept, t = kept, [], 0
+            i = sweep[t]
+            t += 1
+            if deg[i] < 2:
+                break
+        free = deg < 2
+        free[i] = False
+        if other[i] >= 0:
+            free[other[i]] = False
+        near = cities[free]
+        j = int(near[np.argmin(inst.dist(np.full(len(near), i), near))])  # ties: lower index
+        ei, ej = (i if other[i] < 0 else other[i]), (j if other[j] < 0 else other[j])
+        other[ei], other[ej] = ej, ei
+        adj[i].append(j)
+        adj[j].append(i)
+        deg[i] += 1
+        deg[j] += 1
+        if deg[i] < 2:
+            kept.append(i)
     return host_join(inst, adj)
 
 
@@ -332,10 +338,9 @@ def test_qb_matches_host(rt, ref):
         assert REGISTRY["qb"].unsupported(inst) is not None
         return
     dinst = device_instance(rt, inst)
+    want = host_qboruvka(inst)
     for k in (3, 10):
         order, ctx = solve(rt, inst, "qb", 0, dinst, candidates=k)
-        cities, _ = ctx.candidates(CandidateParams("knn", k)).host(rt)
-        want = host_qboruvka(inst, cities.astype(np.int64))
         assert np.array_equal(order, want), (
             f"{inst.name} k={k}: first difference at position "
             f"{int(np.flatnonzero(order != want)[0])}")
@@ -399,5 +404,5 @@ def test_random_small_sweep(rt):
         want = host_greedy(inst, cities.astype(np.int64), dists.astype(np.int64))
         assert np.array_equal(order, want), f"greedy rep {rep} (n={n}, k={k})"
         order, _ = solve(rt, inst, "qb", seed, dinst, candidates=k)
-        assert np.array_equal(order, host_qboruvka(inst, cities.astype(np.int64))), \
+        assert np.array_equal(order, host_qboruvka(inst)), \
             f"qb rep {rep} (n={n}, k={k})"

@@ -2,9 +2,9 @@
 
 nn      nearest neighbour from a start city, over nearest-city candidate lists
 greedy  greedy edge over candidate edges, fragments joined by nearest free end
-qb      Quick-Boruvka over candidate lists: cities in order of x take their nearest free
-        candidate, passes until none does, fragments joined as greedy's (needs
-        coordinates or display data)
+qb      Quick-Boruvka (linkern's start): cities in order of x, pass after pass, each joined
+        to its nearest free city (candidate lists first, else a scan) until one path
+        (needs coordinates or display data)
 sfc     Hilbert space-filling-curve order (needs coordinates or display data)
 random  a uniformly random permutation (Philox keys, sorted on the device)
 """
@@ -56,10 +56,11 @@ class GreedyParams:
 
 @dataclass(frozen=True)
 class QuickBoruvkaParams:
-    """The candidate lists Quick-Boruvka's cities take their edges from."""
+    """The candidate lists in which Quick-Boruvka looks first for a city's nearest free city."""
 
-    candidates: int = param(10, "nearest cities per city it looks at for an edge before the "
-                            "fragments are joined")
+    candidates: int = param(10, "nearest cities per city looked at first for its nearest free "
+                            "city (beyond them, the work-group scans every free city; the "
+                            "tour is the same)")
 
     def __post_init__(self):
         check_count("candidates", self.candidates, 1, MAX_CANDIDATES)
@@ -98,8 +99,9 @@ def edge_keys(n: int, m: int) -> int:
 
 def fragments_plan(n: int) -> BufferPlan:
     """The buffers of a tour built from fragments (greedy_tour, qboruvka_tour): each
-    city's two neighbours, degree and fragment parent, the tour, the free ends and where
-    each lies in that list (qboruvka_tour also keeps a pass's open cities there)."""
+    city's two neighbours, degree and fragment parent (qboruvka_tour: each end's other
+    end), the tour (qboruvka_tour: the free cities until the join), the free ends and
+    where each lies in that list (qboruvka_tour also keeps a pass's open cities there)."""
     return (BufferPlan().add("fragments_adj", np.int32, 2 * n).add("fragments_deg", np.int32, n)
             .add("fragments_parent", np.int32, n).add("fragments_tour", np.int32, n)
             .add("fragments_rem", np.int32, n).add("fragments_where", np.int32, n))
@@ -175,9 +177,9 @@ def _fragments_tour(ctx: SolveContext, name: str, keys, cand, bufs, events: list
 
 
 def run_quick_boruvka(ctx: SolveContext, p: QuickBoruvkaParams) -> None:
-    """Quick-Boruvka (construct.cl qboruvka_tour) over the first `candidates` nearest
-    cities of each city: the cities sorted by x on the device (x_keys), then one
-    work-group builds and joins the fragments."""
+    """Quick-Boruvka (construct.cl qboruvka_tour): the cities sorted by x on the device
+    (x_keys), then one work-group joins each to its nearest free city, looked for first
+    among its `candidates` nearest."""
     rt, dinst, n = ctx.rt, ctx.dinst, ctx.inst.n
     cand = ctx.candidates(CandidateParams("knn", p.candidates))
     plane = ctx.inst.planar_coords
@@ -258,8 +260,8 @@ SOLVERS = [
                lambda inst, p, limits=None: shared_plan(inst, p.candidates).merge(
                    greedy_plan(inst.n, candidate_length(inst.n, p.candidates))),
                unsupported=_symmetric_only, memory_hint=CANDIDATES_HINT),
-    SolverSpec("qb", "Quick-Boruvka over candidate lists: cities in order of x each take the "
-               "nearest free candidate, fragments joined by NN",
+    SolverSpec("qb", "Quick-Boruvka (linkern's start): cities in order of x, pass after pass, "
+               "each joined to its nearest free city until one path",
                QuickBoruvkaParams, run_quick_boruvka,
                lambda inst, p, limits=None: shared_plan(inst, p.candidates).merge(qb_plan(inst.n)),
                unsupported=qb_problem, memory_hint=CANDIDATES_HINT),

@@ -66,8 +66,8 @@ class SegmentIlsParams:
 
     kicks: str = param("auto", "kicks in all: a count, a multiple of n (100n), or auto (until "
                        "the time limit, else 100n)")
-    init: str = param("greedy", "start tour: greedy (greedy edge) or qb (Quick-Boruvka over "
-                      "candidate lists; needs coordinates)")
+    init: str = param("greedy", "start tour: greedy (greedy edge) or qb (Quick-Boruvka, "
+                      "linkern's start; needs coordinates)")
     cells: str = param("auto", "kd (k-d cells of the coordinates), tour (runs of the tour) or "
                        "auto (kd where there are coordinates)")
     cell: int = param(0, "cities per cell at most (0: as many as local memory holds)")
