@@ -22,18 +22,15 @@ inline void rem_take(__global int *restrict rem, __global int *restrict where,
     *count -= 1;
 }
 
-/* Work-group argmin of DIST(from, c) over c in rem[0..count), c other than from and
- * skip: returns the c of the smallest (distance, index), identical on every work-item. */
+/* Work-group argmin of DIST(from, c) over c in rem[0..count): returns the c of the
+ * smallest (distance, index), identical on every work-item. */
 inline int group_nearest(DIST_PARAMS, __global const int *restrict rem, const int count,
-                         const int from, const int skip, __local int *red_d, __local int *red_j)
+                         const int from, __local int *red_d, __local int *red_j)
 {
     const int lid = get_local_id(0), wg = get_local_size(0);
     int bd = NO_CITY, bj = NO_CITY;
     for (int p = lid; p < count; p += wg) {
-        const int c = rem[p];
-        if (c == from || c == skip)
-            continue;
-        const int d = DIST(from, c);
+        const int c = rem[p], d = DIST(from, c);
         if (d < bd || (d == bd && c < bj)) {
             bd = d;
             bj = c;
@@ -82,7 +79,7 @@ __kernel void nn_tour(DIST_PARAMS, __global const int *restrict cand, const int 
         barrier(CLK_LOCAL_MEM_FENCE);
         /* every step passes the same barriers (PoCL needs barriers in uniform, not
          * conditional, control flow); the scan is empty when a candidate answered */
-        const int best = group_nearest(DIST_ARGS, rem, next < 0 ? count : 0, cur, -1, red_d, red_j);
+        const int best = group_nearest(DIST_ARGS, rem, next < 0 ? count : 0, cur, red_d, red_j);
         if (lid == 0) {
             if (next < 0)
                 next = best;
@@ -155,7 +152,7 @@ inline void join_fragments(DIST_PARAMS, __global const int *restrict adj,
     while (*pos < n) {
         /* the first fragment starts at the lowest-numbered end (rem was filled in
          * index order); the scan runs empty then, keeping the barriers uniform */
-        const int near = group_nearest(DIST_ARGS, rem, *from < 0 ? 0 : *count, *from, -1, red_d, red_j);
+        const int near = group_nearest(DIST_ARGS, rem, *from < 0 ? 0 : *count, *from, red_d, red_j);
         const int a = *from < 0 ? rem[0] : near;
         if (lid == 0) {
             /* walk the fragment that starts at end a, appending it to the tour */
@@ -230,14 +227,23 @@ __kernel void greedy_tour(DIST_PARAMS, __global const ulong *restrict keys,
 
 /* Quick-Boruvka (Applegate, Bixby, Chvatal and Cook 2006, "The Traveling Salesman
  * Problem: A Computational Study", p. 455; Concorde linkern's default start, which sorts
- * the cities by x as here): the cities in order of their x coordinate (keys sorted:
- * x_keys), pass after pass, each of degree < 2 joined to its nearest city (smallest
- * (distance, index)) of degree < 2 other than its fragment's other end, until n - 1 edges
- * make one path, which join_fragments closes.  The nearest such city is the first of the
- * candidate list (the m nearest, sorted) that qualifies; where none does, the work-group
- * scans every city of degree < 2 (kept in `ends`, positions in `where`; the tour's buffer,
- * which only the join writes).  lid 0 keeps the books; the group meets only for those
- * scans.  `other` holds each fragment end's other end (-1 for a city alone). */
+ * the cities by x as here): the cities in order of x, then y (sweep_keys, sorted; then
+ * key_cities: keys hold the cities), pass after pass, each of degree < 2 joined to its
+ * nearest city of degree < 2 other than its fragment's other end, until n - 1 edges make
+ * one path, which join_fragments closes.  Nearest is by qb_key: the distance, then the
+ * plane's squared distance (so that equal rounded distances go to the truly nearer city,
+ * as Concorde's k-d tree finds it), then the index.  The candidate list (the m nearest by
+ * (distance, index)) answers when its best free city is nearer than its last entry;
+ * otherwise the work-group scans every city of degree < 2 (kept in `ends`, positions in
+ * `where`; the tour's buffer, which only the join writes).  lid 0 keeps the books; the
+ * group meets only for those scans.  `other` holds each fragment end's other end (-1 for
+ * a city alone). */
+inline long qb_key(DIST_PARAMS, __global const double *restrict plane, const int i, const int c)
+{
+    const double dx = plane[2 * i] - plane[2 * c], dy = plane[2 * i + 1] - plane[2 * c + 1];
+    return ((long)DIST(i, c) << 32) | (long)as_uint((float)(dx * dx + dy * dy));
+}
+
 inline void qb_join(__global int *restrict adj, __global int *restrict deg,
                     __global int *restrict other, __global int *restrict ends,
                     __global int *restrict where, __local int *ends_count, const int i, const int j)
@@ -258,11 +264,12 @@ __kernel void qboruvka_tour(DIST_PARAMS, __global const ulong *restrict keys,
                             __global int *restrict adj, __global int *restrict deg,
                             __global int *restrict other, __global int *restrict tour,
                             __global int *restrict rem, __global int *restrict where,
-                            __local int *red_d, __local int *red_j)
+                            __local int *red_d, __local int *red_j,
+                            __global const double *restrict plane, __local long *red_key)
 {
-    const int lid = get_local_id(0);
+    const int lid = get_local_id(0), wg = get_local_size(0);
     __local int state[3], ends_count, searching;
-    for (int c = lid; c < n; c += get_local_size(0)) {
+    for (int c = lid; c < n; c += wg) {
         deg[c] = 0;
         other[c] = -1;
         tour[c] = c;   /* every city an end: the ends' list until the join */
@@ -286,13 +293,20 @@ __kernel void qboruvka_tour(DIST_PARAMS, __global const ulong *restrict keys,
                 if (deg[i] == 2)
                     continue;
                 int j = -1;
-                for (int r = 0; r < m && j < 0; r++) {
+                long best = LONG_MAX;
+                for (int r = 0; r < m; r++) {
                     const int c = cand[(long)i * m + r];
-                    if (deg[c] < 2 && c != other[i])
+                    if (deg[c] == 2 || c == other[i])
+                        continue;
+                    const long k = qb_key(DIST_ARGS, plane, i, c);
+                    if (k < best || (k == best && c < j)) {
+                        best = k;
                         j = c;
+                    }
                 }
-                if (j < 0) {
-                    searching = i;   /* beyond its list: the group scans */
+                /* a city beyond the list is as far as its last entry at least */
+                if (j < 0 || (m < n - 1 && (best >> 32) >= DIST(i, cand[(long)i * m + m - 1]))) {
+                    searching = i;   /* the group scans */
                     break;
                 }
                 qb_join(adj, deg, other, tour, where, &ends_count, i, j);
@@ -305,9 +319,21 @@ __kernel void qboruvka_tour(DIST_PARAMS, __global const ulong *restrict keys,
         const int i = searching;
         if (i < 0)
             break;
-        const int j = group_nearest(DIST_ARGS, tour, ends_count, i, other[i], red_d, red_j);
+        long bk = LONG_MAX;
+        int bj = NO_CITY;
+        for (int p = lid; p < ends_count; p += wg) {
+            const int c = tour[p];
+            if (c == i || c == other[i])
+                continue;
+            const long k = qb_key(DIST_ARGS, plane, i, c);
+            if (k < bk || (k == bk && c < bj)) {
+                bk = k;
+                bj = c;
+            }
+        }
+        group_least_long(red_key, red_j, &bk, &bj);
         if (lid == 0) {
-            qb_join(adj, deg, other, tour, where, &ends_count, i, j);
+            qb_join(adj, deg, other, tour, where, &ends_count, i, bj);
             edges++;
             if (deg[i] < 2)
                 rem[kept++] = i;
@@ -317,17 +343,33 @@ __kernel void qboruvka_tour(DIST_PARAMS, __global const ulong *restrict keys,
     join_fragments(DIST_ARGS, adj, deg, tour, rem, where, state, red_d, red_j);
 }
 
-/* The cities in order of their first plane coordinate: key = x quantized to 32 bits over
- * the bounding box (x0, scale) << 32 | city, so sorting the keys orders them by x, ties
- * by city. */
-__kernel void x_keys(const int n, __global const double *restrict plane, const double x0,
-                     const double scale, __global ulong *restrict keys, const int length)
+/* The cities in order of x, then y, then city: key = qx << (64 - xb) | qy << city_bits |
+ * city, x and y quantized over the bounding box (x0, xscale; y0, yscale) to the xb and yb
+ * bits the city's leaves (xb = (64 - city_bits + 1) / 2, yb the rest); sorting the keys
+ * gives the sweep.  Ties in x go along y, as the cities of a column follow each other. */
+__kernel void sweep_keys(const int n, __global const double *restrict plane, const double x0,
+                         const double xscale, const double y0, const double yscale,
+                         const int city_bits, __global ulong *restrict keys, const int length)
 {
     const int i = get_global_id(0);
     if (i >= length)
         return;
-    keys[i] = i < n ? ((ulong)(uint)min((plane[2 * i] - x0) * scale, 4294967295.0) << 32) | (ulong)i
-                    : ~(ulong)0;
+    if (i >= n) {
+        keys[i] = ~(ulong)0;
+        return;
+    }
+    const int xb = (64 - city_bits + 1) / 2, yb = 64 - city_bits - xb;
+    const ulong qx = (ulong)min((plane[2 * i] - x0) * xscale, (double)((1ul << xb) - 1)),
+                qy = (ulong)min((plane[2 * i + 1] - y0) * yscale, (double)((1ul << yb) - 1));
+    keys[i] = (qx << (64 - xb)) | (qy << city_bits) | (ulong)i;
+}
+
+/* Keep the low `bits` of each of the first n keys: the city of a sorted sweep key. */
+__kernel void key_cities(const int n, __global ulong *restrict keys, const int bits)
+{
+    const int t = get_global_id(0);
+    if (t < n)
+        keys[t] &= (1ul << bits) - 1;
 }
 
 /* Space-filling curve: Hilbert index of each city on a 2^16 x 2^16 grid over the

@@ -5,9 +5,9 @@
   the tours must be identical for every k (k = 2 forces the work-group scan path).
 * greedy: a sequential greedy-edge loop over the device's own knn lists, then fragments
   joined from the lowest-numbered end by nearest (distance, index) fragment end.
-* qb: Quick-Boruvka passes over the cities in order of x (quantized as the device does),
-  each joined to its nearest free city by a full scan; the device's lists only speed it
-  up, so the tours must be identical for every k (k = 2 or 3 forces the work-group scan).
+* qb: Quick-Boruvka passes over the cities in order of x, then y (quantized as the
+  device does), each joined to its nearest free city by a full scan; the lists only
+  speed it up, so the tours must be identical for every k (k = 2 or 3 forces the work-group scan).
 * sfc: the Hilbert index of each city on the 2^16 grid, ordered by (index, city).
 * random: Philox4x32-10 draws (a host Philox checked on the Random123 known answers),
   ordered by (draw, city); same seed, same tour.
@@ -23,7 +23,7 @@ from kernel_fixtures import (assert_permutation, device_instance, make_instance,
                              shared_instance)
 from tspcl.neighbors import CandidateParams
 from tspcl.solvers import REGISTRY, SolveContext
-from tspcl.solvers.construct import start_city
+from tspcl.solvers.construct import start_city, sweep_bits
 
 SEEDS = (0, 1, 987654321, 2**40 + 7)
 
@@ -87,16 +87,20 @@ def host_greedy(inst, cities: np.ndarray, dists: np.ndarray) -> np.ndarray:
 
 
 def host_qboruvka(inst) -> np.ndarray:
-    """Quick-Boruvka with a full scan: the cities by x (quantized to 32 bits over the x
-    range, ties by city), pass after pass each of degree < 2 joined to the nearest
-    (distance, index) city of degree < 2 other than its fragment's other end, until one
-    path; closed as greedy's fragments are joined."""
+    """Quick-Boruvka with a full scan: the cities by x, then y (each quantized over its
+    range to the bits sweep_bits gives it), then city; pass after pass each of degree < 2
+    joined to the nearest city of degree < 2 other than its fragment's other end, by
+    (distance, squared plane distance as a float, index), until one path; closed as
+    greedy's fragments are joined."""
     n = inst.n
-    x = inst.planar_coords[:, 0]
-    span = float(x.max() - x.min())
-    key = np.minimum((x - x.min()) * (4294967295.0 / span if span > 0 else 0.0),
-                     4294967295.0).astype(np.uint64)
-    sweep, kept, t = [int(c) for c in np.lexsort((np.arange(n), key))], [], 0
+    _, *bits = sweep_bits(n)
+    q = []
+    for axis, b in enumerate(bits):
+        v = inst.planar_coords[:, axis]
+        span = float(v.max() - v.min())
+        q.append(np.minimum((v - v.min()) * (float((1 << b) - 1) / span if span > 0 else 0.0),
+                            float((1 << b) - 1)).astype(np.uint64))
+    sweep, kept, t = [int(c) for c in np.lexsort((np.arange(n), q[1], q[0]))], [], 0
     deg = np.zeros(n, np.int64)
     other = [-1] * n
     adj = [[] for _ in range(n)]
@@ -114,7 +118,11 @@ def host_qboruvka(inst) -> np.ndarray:
         if other[i] >= 0:
             free[other[i]] = False
         near = cities[free]
-        j = int(near[np.argmin(inst.dist(np.full(len(near), i), near))])  # ties: lower index
+        plane = inst.planar_coords
+        d2 = (plane[i, 0] - plane[near, 0]) ** 2 + (plane[i, 1] - plane[near, 1]) ** 2
+        key = (inst.dist(np.full(len(near), i), near).astype(np.int64) << 32) \
+            | d2.astype(np.float32).view(np.uint32).astype(np.int64)
+        j = int(near[np.argmin(key)])  # ties: lower index
         ei, ej = (i if other[i] < 0 else other[i]), (j if other[j] < 0 else other[j])
         other[ei], other[ej] = ej, ei
         adj[i].append(j)

@@ -2,9 +2,9 @@
 
 nn      nearest neighbour from a start city, over nearest-city candidate lists
 greedy  greedy edge over candidate edges, fragments joined by nearest free end
-qb      Quick-Boruvka (linkern's start): cities in order of x, pass after pass, each joined
-        to its nearest free city (candidate lists first, else a scan) until one path
-        (needs coordinates or display data)
+qb      Quick-Boruvka (linkern's start): cities in order of x then y, pass after pass,
+        each joined to its nearest free city (candidate lists first, else a scan) until
+        one path (needs coordinates or display data)
 sfc     Hilbert space-filling-curve order (needs coordinates or display data)
 random  a uniformly random permutation (Philox keys, sorted on the device)
 """
@@ -114,7 +114,7 @@ def greedy_plan(n: int, m: int) -> BufferPlan:
 
 
 def qb_plan(n: int) -> BufferPlan:
-    """qb's buffers: the cities' x-order keys (padded to a power of two) and plane
+    """qb's buffers: the cities' sweep keys (padded to a power of two) and plane
     coordinates, then the fragments' (fragments_plan)."""
     return (BufferPlan().add("qb_keys", np.uint64, padded_length(n)).add("qb_plane", np.float64, 2 * n)
             .merge(fragments_plan(n)))
@@ -161,37 +161,51 @@ def run_greedy(ctx: SolveContext, p: GreedyParams) -> None:
     _fragments_tour(ctx, "greedy_tour", bufs.greedy_keys, cand, bufs, events)
 
 
-def _fragments_tour(ctx: SolveContext, name: str, keys, cand, bufs, events: list) -> None:
+def _fragments_tour(ctx: SolveContext, name: str, keys, cand, bufs, events: list, plane=None) -> None:
     """Run fragment kernel `name` (greedy_tour or qboruvka_tour: one work-group) over the
     sorted `keys` and candidate lists `cand` into the fragments' buffers (fragments_plan)
-    after `events`, and publish its tour."""
+    after `events`, and publish its tour.  `plane`: the plane coordinates qboruvka_tour
+    breaks distance ties with (and its reduction's keys)."""
     rt, dinst = ctx.rt, ctx.dinst
     k = dinst.kernel("construct", name)
     wg = _single_group(ctx, k)
+    own = () if plane is None else (plane, rt.cl.LocalMemory(8 * wg))
     events.append(k(rt.queue, (wg,), (wg,), *dinst.dist_args, keys, cand.cities, cand.m,
                     bufs.fragments_adj, bufs.fragments_deg, bufs.fragments_parent,
                     bufs.fragments_tour, bufs.fragments_rem, bufs.fragments_where,
-                    rt.cl.LocalMemory(4 * wg), rt.cl.LocalMemory(4 * wg)))
+                    rt.cl.LocalMemory(4 * wg), rt.cl.LocalMemory(4 * wg), *own))
     ctx.timed(events)
     ctx.improve(ctx.read_tour(bufs.fragments_tour), 0)
 
 
+def sweep_bits(n: int) -> tuple[int, int, int]:
+    """The bits of a Quick-Boruvka sweep key (construct.cl sweep_keys): the city's, then
+    x's and y's from the rest."""
+    city = max(1, (n - 1).bit_length())
+    x = (64 - city + 1) // 2
+    return city, x, 64 - city - x
+
+
 def run_quick_boruvka(ctx: SolveContext, p: QuickBoruvkaParams) -> None:
-    """Quick-Boruvka (construct.cl qboruvka_tour): the cities sorted by x on the device
-    (x_keys), then one work-group joins each to its nearest free city, looked for first
-    among its `candidates` nearest."""
+    """Quick-Boruvka (construct.cl qboruvka_tour): the cities sorted by x, then y, on the
+    device (sweep_keys), then one work-group joins each to its nearest free city (equal
+    distances to the nearer in the plane), looked for first among its `candidates`
+    nearest."""
     rt, dinst, n = ctx.rt, ctx.dinst, ctx.inst.n
     cand = ctx.candidates(CandidateParams("knn", p.candidates))
     plane = ctx.inst.planar_coords
-    x0, span = float(plane[:, 0].min()), float(np.ptp(plane[:, 0]))
+    low, span = plane.min(axis=0), np.ptp(plane, axis=0)
+    city_bits, x_bits, y_bits = sweep_bits(n)
+    scale = [float((1 << bits) - 1) / float(s) if s > 0 else 0.0 for bits, s in zip((x_bits, y_bits), span)]
     length = padded_length(n)
     bufs = qb_plan(n).allocate(rt)
     rt.cl.enqueue_copy(rt.queue, bufs.qb_plane, np.ascontiguousarray(plane, np.float64))
-    keys = dinst.kernel("construct", "x_keys")
-    events = [keys(rt.queue, (length,), None, n, bufs.qb_plane, x0,
-                   4294967295.0 / span if span > 0 else 0.0, bufs.qb_keys, length)]
+    keys = dinst.kernel("construct", "sweep_keys")
+    events = [keys(rt.queue, (length,), None, n, bufs.qb_plane, float(low[0]), scale[0], float(low[1]),
+                   scale[1], city_bits, bufs.qb_keys, length)]
     events += sort_keys(rt, bufs.qb_keys, length)
-    _fragments_tour(ctx, "qboruvka_tour", bufs.qb_keys, cand, bufs, events)
+    events.append(dinst.kernel("construct", "key_cities")(rt.queue, (n,), None, n, bufs.qb_keys, city_bits))
+    _fragments_tour(ctx, "qboruvka_tour", bufs.qb_keys, cand, bufs, events, bufs.qb_plane)
 
 
 def _tour_from_keys(ctx: SolveContext, keys, tour, length: int, events: list) -> None:
