@@ -230,10 +230,13 @@ __kernel void greedy_tour(DIST_PARAMS, __global const ulong *restrict keys,
  * the cities by x as here): the cities in order of x, then y (sweep_keys, sorted; then
  * key_cities: keys hold the cities), pass after pass, each of degree < 2 joined to its
  * nearest city of degree < 2 other than its fragment's other end, until n - 1 edges make
- * one path, which join_fragments closes.  Nearest is by qb_key: the distance, then the
+ * one path, which join_fragments closes.  Nearest is by qb_key, the distance, then the
  * plane's squared distance (so that equal rounded distances go to the truly nearer city,
- * as Concorde's k-d tree finds it), then the index.  The candidate list (the m nearest by
- * (distance, index)) answers when its best free city is nearer than its last entry;
+ * as Concorde's k-d tree finds it), then by qb_tie, a hash of the run's seed and the
+ * pair: on a lattice (the pla instances) many cities are equally near, and a choice by
+ * index draws the same direction every time (measured: pils then ends twice as far from
+ * the optimum; docs/notebook/pils.md), then the index.  The candidate list (the m nearest
+ * by (distance, index)) answers when its best free city is nearer than its last entry;
  * otherwise the work-group scans every city of degree < 2 (kept in `ends`, positions in
  * `where`; the tour's buffer, which only the join writes).  lid 0 keeps the books; the
  * group meets only for those scans.  `other` holds each fragment end's other end (-1 for
@@ -242,6 +245,18 @@ inline long qb_key(DIST_PARAMS, __global const double *restrict plane, const int
 {
     const double dx = plane[2 * i] - plane[2 * c], dy = plane[2 * i + 1] - plane[2 * c + 1];
     return ((long)DIST(i, c) << 32) | (long)as_uint((float)(dx * dx + dy * dy));
+}
+
+/* The tie-break of equal qb_keys: a hash of (seed, i, c) above, c below. */
+inline ulong qb_tie(const uint seed, const int i, const int c)
+{
+    uint h = seed ^ ((uint)i * 0x9E3779B1u) ^ ((uint)c * 0x85EBCA77u);
+    h ^= h >> 16;
+    h *= 0x7FEB352Du;
+    h ^= h >> 15;
+    h *= 0x846CA68Bu;
+    h ^= h >> 16;
+    return ((ulong)h << 32) | (uint)c;
 }
 
 inline void qb_join(__global int *restrict adj, __global int *restrict deg,
@@ -265,7 +280,8 @@ __kernel void qboruvka_tour(DIST_PARAMS, __global const ulong *restrict keys,
                             __global int *restrict other, __global int *restrict tour,
                             __global int *restrict rem, __global int *restrict where,
                             __local int *red_d, __local int *red_j,
-                            __global const double *restrict plane, __local long *red_key)
+                            __global const double *restrict plane, const uint seed,
+                            __local long *red_key, __local ulong *red_tie)
 {
     const int lid = get_local_id(0), wg = get_local_size(0);
     __local int state[3], ends_count, searching;
@@ -294,13 +310,16 @@ __kernel void qboruvka_tour(DIST_PARAMS, __global const ulong *restrict keys,
                     continue;
                 int j = -1;
                 long best = LONG_MAX;
+                ulong best_tie = ULONG_MAX;
                 for (int r = 0; r < m; r++) {
                     const int c = cand[(long)i * m + r];
                     if (deg[c] == 2 || c == other[i])
                         continue;
                     const long k = qb_key(DIST_ARGS, plane, i, c);
-                    if (k < best || (k == best && c < j)) {
+                    const ulong tie = qb_tie(seed, i, c);
+                    if (k < best || (k == best && tie < best_tie)) {
                         best = k;
+                        best_tie = tie;
                         j = c;
                     }
                 }
@@ -320,20 +339,21 @@ __kernel void qboruvka_tour(DIST_PARAMS, __global const ulong *restrict keys,
         if (i < 0)
             break;
         long bk = LONG_MAX;
-        int bj = NO_CITY;
+        ulong bt = ULONG_MAX;
         for (int p = lid; p < ends_count; p += wg) {
             const int c = tour[p];
             if (c == i || c == other[i])
                 continue;
             const long k = qb_key(DIST_ARGS, plane, i, c);
-            if (k < bk || (k == bk && c < bj)) {
+            const ulong tie = qb_tie(seed, i, c);
+            if (k < bk || (k == bk && tie < bt)) {
                 bk = k;
-                bj = c;
+                bt = tie;
             }
         }
-        group_least_long(red_key, red_j, &bk, &bj);
+        group_least_long_ulong(red_key, red_tie, &bk, &bt);
         if (lid == 0) {
-            qb_join(adj, deg, other, tour, where, &ends_count, i, bj);
+            qb_join(adj, deg, other, tour, where, &ends_count, i, (int)(uint)bt);
             edges++;
             if (deg[i] < 2)
                 rem[kept++] = i;

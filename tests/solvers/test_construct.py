@@ -86,11 +86,24 @@ def host_greedy(inst, cities: np.ndarray, dists: np.ndarray) -> np.ndarray:
     return host_join(inst, adj)
 
 
-def host_qboruvka(inst) -> np.ndarray:
+def qb_tie(seed: int, i: int, near: np.ndarray) -> np.ndarray:
+    """construct.cl qb_tie: a hash of (seed folded to 32 bits, i, c) above c."""
+    with np.errstate(over="ignore"):
+        h = (np.uint32((seed ^ (seed >> 32)) & 0xFFFFFFFF) ^ (np.uint32(i) * np.uint32(0x9E3779B1))
+             ^ (near.astype(np.uint32) * np.uint32(0x85EBCA77)))
+        h ^= h >> np.uint32(16)
+        h *= np.uint32(0x7FEB352D)
+        h ^= h >> np.uint32(15)
+        h *= np.uint32(0x846CA68B)
+        h ^= h >> np.uint32(16)
+    return (h.astype(np.uint64) << np.uint64(32)) | near.astype(np.uint64)
+
+
+def host_qboruvka(inst, seed: int) -> np.ndarray:
     """Quick-Boruvka with a full scan: the cities by x, then y (each quantized over its
     range to the bits sweep_bits gives it), then city; pass after pass each of degree < 2
     joined to the nearest city of degree < 2 other than its fragment's other end, by
-    (distance, squared plane distance as a float, index), until one path; closed as
+    (distance, squared plane distance as a float, qb_tie), until one path; closed as
     greedy's fragments are joined."""
     n = inst.n
     _, *bits = sweep_bits(n)
@@ -122,7 +135,7 @@ def host_qboruvka(inst) -> np.ndarray:
         d2 = (plane[i, 0] - plane[near, 0]) ** 2 + (plane[i, 1] - plane[near, 1]) ** 2
         key = (inst.dist(np.full(len(near), i), near).astype(np.int64) << 32) \
             | d2.astype(np.float32).view(np.uint32).astype(np.int64)
-        j = int(near[np.argmin(key)])  # ties: lower index
+        j = int(near[np.lexsort((qb_tie(seed, i, near), key))[0]])
         ei, ej = (i if other[i] < 0 else other[i]), (j if other[j] < 0 else other[j])
         other[ei], other[ej] = ej, ei
         adj[i].append(j)
@@ -346,7 +359,7 @@ def test_qb_matches_host(rt, ref):
         assert REGISTRY["qb"].unsupported(inst) is not None
         return
     dinst = device_instance(rt, inst)
-    want = host_qboruvka(inst)
+    want = host_qboruvka(inst, 0)
     for k in (3, 10):
         order, ctx = solve(rt, inst, "qb", 0, dinst, candidates=k)
         assert np.array_equal(order, want), (
@@ -412,5 +425,5 @@ def test_random_small_sweep(rt):
         want = host_greedy(inst, cities.astype(np.int64), dists.astype(np.int64))
         assert np.array_equal(order, want), f"greedy rep {rep} (n={n}, k={k})"
         order, _ = solve(rt, inst, "qb", seed, dinst, candidates=k)
-        assert np.array_equal(order, host_qboruvka(inst)), \
+        assert np.array_equal(order, host_qboruvka(inst, seed)), \
             f"qb rep {rep} (n={n}, k={k})"

@@ -429,6 +429,17 @@ def test_a_quick_boruvka_start_gives_a_reproducible_exact_tour_where_there_are_c
         solve(_matrix(60, 2), spec, spec.params_from({"init": "qb"}), rt, seed=6, iterations=100)
 
 
+def test_the_default_start_is_quick_boruvka_with_coordinates_and_greedy_without(rt):  # noqa: F811
+    """init=auto (the default) starts from qb's tour where there are coordinates and from
+    greedy's on a distance matrix; the run's parameters say which."""
+    spec = get_solver("pils")
+    for inst, name in ((_uniform(200, 25), "qb"), (_matrix(60, 3), "greedy")):
+        res = solve(inst, spec, spec.params_from({"round_kicks": "8"}), rt, seed=4, iterations=200)
+        start = solve(inst, get_solver(name), get_solver(name).params_type(), rt, seed=4)
+        assert res.history[0].best_length == start.length > res.length
+        assert res.params["init"] == name
+
+
 def test_replicas_search_the_whole_tour_and_the_best_one_is_kept(rt):  # noqa: F811
     inst = _uniform(60, 13)
     spec = get_solver("pils")

@@ -165,11 +165,13 @@ def _fragments_tour(ctx: SolveContext, name: str, keys, cand, bufs, events: list
     """Run fragment kernel `name` (greedy_tour or qboruvka_tour: one work-group) over the
     sorted `keys` and candidate lists `cand` into the fragments' buffers (fragments_plan)
     after `events`, and publish its tour.  `plane`: the plane coordinates qboruvka_tour
-    breaks distance ties with (and its reduction's keys)."""
+    breaks distance ties with (then by a hash of the seed: qb_tie; and its reduction's
+    keys)."""
     rt, dinst = ctx.rt, ctx.dinst
     k = dinst.kernel("construct", name)
     wg = _single_group(ctx, k)
-    own = () if plane is None else (plane, rt.cl.LocalMemory(8 * wg))
+    own = () if plane is None else (plane, np.uint32((ctx.seed ^ (ctx.seed >> 32)) & 0xFFFFFFFF),
+                                    rt.cl.LocalMemory(8 * wg), rt.cl.LocalMemory(8 * wg))
     events.append(k(rt.queue, (wg,), (wg,), *dinst.dist_args, keys, cand.cities, cand.m,
                     bufs.fragments_adj, bufs.fragments_deg, bufs.fragments_parent,
                     bufs.fragments_tour, bufs.fragments_rem, bufs.fragments_where,
@@ -189,8 +191,8 @@ def sweep_bits(n: int) -> tuple[int, int, int]:
 def run_quick_boruvka(ctx: SolveContext, p: QuickBoruvkaParams) -> None:
     """Quick-Boruvka (construct.cl qboruvka_tour): the cities sorted by x, then y, on the
     device (sweep_keys), then one work-group joins each to its nearest free city (equal
-    distances to the nearer in the plane), looked for first among its `candidates`
-    nearest."""
+    distances to the nearer in the plane, then as a hash of the seed draws), looked for
+    first among its `candidates` nearest."""
     rt, dinst, n = ctx.rt, ctx.dinst, ctx.inst.n
     cand = ctx.candidates(CandidateParams("knn", p.candidates))
     plane = ctx.inst.planar_coords

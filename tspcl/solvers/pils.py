@@ -23,7 +23,7 @@ steps of a polish), and the tour only when it publishes a better one
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, ClassVar
 
 import numpy as np
@@ -54,6 +54,8 @@ POLISH_CHUNK = 8        # polish steps enqueued between two reads of the search'
 AUTO_KICKS_PER_CITY = 100  # kicks=auto without a time limit
 STAGING_CITIES = 1 << 24  # cities the copies' staging holds at most (256 MiB)
 MOST_GROUPS = 1024      # the memory plan's bound on GROUPS_PER_UNIT x compute units
+QB_MOST = 200_000       # init=auto's most cities for qb: its scans for the cities whose
+                        # candidate list is used up grow as n^2 (a million: 18.6 s, greedy 8.5)
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,9 @@ class SegmentIlsParams:
 
     kicks: str = param("auto", "kicks in all: a count, a multiple of n (100n), or auto (until "
                        "the time limit, else 100n)")
-    init: str = param("greedy", "start tour: greedy (greedy edge) or qb (Quick-Boruvka, "
-                      "linkern's start; needs coordinates)")
+    init: str = param("auto", "start tour: greedy (greedy edge), qb (Quick-Boruvka, linkern's "
+                      "start; needs coordinates) or auto (qb where there are coordinates and "
+                      "at most {:,} cities, else greedy)".format(QB_MOST))
     cells: str = param("auto", "kd (k-d cells of the coordinates), tour (runs of the tour) or "
                        "auto (kd where there are coordinates)")
     cell: int = param(0, "cities per cell at most (0: as many as local memory holds)")
@@ -108,8 +111,8 @@ class SegmentIlsParams:
     def __post_init__(self):
         if self.kicks != "auto":
             kick_budget(self.kicks, 1)
-        if self.init not in STARTS:
-            raise UsageError(f"init must be one of {', '.join(STARTS)} (got {self.init!r})")
+        if self.init != "auto" and self.init not in STARTS:
+            raise UsageError(f"init must be auto or one of {', '.join(STARTS)} (got {self.init!r})")
         if self.cells not in CELLS:
             raise UsageError(f"cells must be one of {', '.join(CELLS)} (got {self.cells!r})")
         if self.cell:
@@ -136,6 +139,13 @@ class SegmentIlsParams:
         if self.polish != "none" and self.polish not in OPERATORS:
             raise UsageError(f"polish must be none or one of {', '.join(OPERATORS)} (got {self.polish!r})")
         self.candidate_params()   # validates the kind and the list length
+
+    def start(self, inst: Instance) -> str:
+        """The start tour's construction on `inst`: init, auto being qb where Quick-Boruvka
+        can run (coordinates) on at most QB_MOST cities, and greedy elsewhere."""
+        if self.init != "auto":
+            return self.init
+        return "greedy" if inst.n > QB_MOST or STARTS["qb"].unsupported(inst) else "qb"
 
     def budget(self, n: int, time_limited: bool) -> int:
         """The kicks to run: as given; 'auto': until the time limit (at most MAX_COUNT),
@@ -420,7 +430,7 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     search (Descent), then rounds of cell searches (CellRounds), both through the device
     loop, until the kick budget is spent or ctx.stop."""
     n = ctx.inst.n
-    start = STARTS[p.init]
+    start = STARTS[p.start(ctx.inst)]
     reason = start.unsupported(ctx.inst) if start.unsupported else None
     if reason:
         raise UsageError(f"pils init={p.init}: {reason}")
@@ -599,8 +609,9 @@ def _buffers(inst: Instance, p: SegmentIlsParams, limits=None) -> BufferPlan:
     buffers and the cells'."""
     k = p.candidate_params().k
     layout = CellLayout.of(inst, p, min(p.candidates, k), limits)
-    m = STARTS[p.init].params_type().candidates
-    own = qb_plan(inst.n) if p.init == "qb" else greedy_plan(inst.n, m)
+    init = p.start(inst)
+    m = STARTS[init].params_type().candidates
+    own = qb_plan(inst.n) if init == "qb" else greedy_plan(inst.n, m)
     return (shared_plan(inst, m, k).merge(own)
             .merge(search_plan(inst.n, p.polish_params(k))).merge(layout.plan(inst.n)))
 
@@ -610,5 +621,6 @@ SOLVERS = [
                "Or-opt/LK ILS on the tour's pieces in k-d cells, in local memory, all at once",
                SegmentIlsParams, run_segment_ils, _buffers,
                unsupported=lambda inst: reversal_problem(inst, "pils"),
-               budget_param="kicks", memory_hint="fewer candidates (-p polish_candidates=8, -p candidates=4)"),
+               budget_param="kicks", memory_hint="fewer candidates (-p polish_candidates=8, -p candidates=4)",
+               effective=lambda inst, p: replace(p, init=p.start(inst))),
 ]
