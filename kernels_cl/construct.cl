@@ -363,6 +363,22 @@ __kernel void qboruvka_tour(DIST_PARAMS, __global const ulong *restrict keys,
     join_fragments(DIST_ARGS, adj, deg, tour, rem, where, state, red_d, red_j);
 }
 
+/* Count the cities whose first two candidates (the nearest, lists sorted by distance) are
+ * exactly as far in the plane: most of a lattice's cities (pils' init=auto reads it). */
+__kernel void nearest_ties(const int n, __global const double *restrict plane,
+                           __global const int *restrict cand, const int m,
+                           volatile __global int *restrict count)
+{
+    const int i = get_global_id(0);
+    if (i >= n || m < 2)
+        return;
+    const int a = cand[(long)i * m], b = cand[(long)i * m + 1];
+    const double ax = plane[2 * i] - plane[2 * a], ay = plane[2 * i + 1] - plane[2 * a + 1];
+    const double bx = plane[2 * i] - plane[2 * b], by = plane[2 * i + 1] - plane[2 * b + 1];
+    if (ax * ax + ay * ay == bx * bx + by * by)
+        atomic_inc(count);
+}
+
 /* The cities in order of x, then y, then city: key = qx << (64 - xb) | qy << city_bits |
  * city, x and y quantized over the bounding box (x0, xscale; y0, yscale) to the xb and yb
  * bits the city's leaves (xb = (64 - city_bits + 1) / 2, yb the rest); sorting the keys

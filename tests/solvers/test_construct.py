@@ -367,6 +367,28 @@ def test_qb_matches_host(rt, ref):
             f"{int(np.flatnonzero(order != want)[0])}")
 
 
+@pytest.mark.parametrize("ref", ["lattice", "duplicates", "uniform", "tsplib/pr76.tsp"])
+def test_nearest_ties_counts_as_the_host(rt, ref):
+    """construct.cl nearest_ties: the cities whose first two candidates are exactly as
+    far in the plane, counted on the host from the same lists."""
+    inst = _instance(ref)
+    if inst.planar_coords is None:
+        pytest.skip(f"{ref}: no plane")
+    dinst = device_instance(rt, inst)
+    ctx = SolveContext(rt, dinst, seed=0)
+    cand = ctx.candidates(CandidateParams("knn", 10))
+    cities, _ = cand.host(rt)
+    plane = inst.planar_coords
+    d2 = lambda j: ((plane - plane[j]) ** 2).sum(axis=1)  # noqa: E731
+    want = int(np.sum(d2(cities[:, 0]) == d2(cities[:, 1])))
+    count = rt.to_device(np.zeros(1, np.int32))
+    dinst.kernel("construct", "nearest_ties")(rt.queue, (inst.n,), None, np.int32(inst.n),
+                                              rt.to_device(np.ascontiguousarray(plane, np.float64)),
+                                              cand.cities, np.int32(cand.m), count)
+    assert int(rt.read(count, np.int32, 1)[0]) == want
+    assert ref != "lattice" or want > inst.n // 2
+
+
 def test_qb_refuses_atsp_and_instances_without_coordinates():
     assert REGISTRY["qb"].unsupported(_synthetic("atsp")) is not None
     mat = np.array([[0, 3, 4], [3, 0, 5], [4, 5, 0]])

@@ -233,7 +233,7 @@ def test_the_best_of_a_batch_lands_in_the_words_the_host_reads(rt):  # noqa: F81
 
 
 @pytest.mark.parametrize("name, start", [("mmas", "nn"), ("acs", "nn"), ("ils", "nn"), ("tabu", "nn"),
-                                         ("pils", "qb")])
+                                         ("pils", "greedy")])
 def test_a_limit_spent_by_the_start_construction_leaves_its_tour(rt, name, start):  # noqa: F811
     """Past the limit once the start tour is built, a solver builds nothing more (no
     colony, candidate lists or search) and the start tour is the result."""

@@ -23,7 +23,7 @@ steps of a polish), and the tour only when it publishes a better one
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable, ClassVar
 
 import numpy as np
@@ -34,7 +34,7 @@ from ..buffers import BufferPlan
 from ..neighbors import CandidateParams
 from ..params import param
 from .base import MAX_COUNT, SolveContext, SolverSpec, check_count, shared_plan
-from .construct import SOLVERS as CONSTRUCTIONS, greedy_plan, qb_plan
+from .construct import SOLVERS as CONSTRUCTIONS, edge_keys, greedy_plan, qb_plan
 from .device_loop import SLICE_GROWTH, Launch, LoopStatus, enqueue_whole, run_device_loop
 from .localsearch import (LK_BREADTHS, LK_DEPTHS, OPERATORS, DeviceSearch, LocalSearchParams,
                           StateWord, kick_budget, reversal_problem, search_plan)
@@ -55,7 +55,9 @@ AUTO_KICKS_PER_CITY = 100  # kicks=auto without a time limit
 STAGING_CITIES = 1 << 24  # cities the copies' staging holds at most (256 MiB)
 MOST_GROUPS = 1024      # the memory plan's bound on GROUPS_PER_UNIT x compute units
 QB_MOST = 200_000       # init=auto's most cities for qb: its scans for the cities whose
-                        # candidate list is used up grow as n^2 (a million: 18.6 s, greedy 8.5)
+                        # candidate list is used up grow as n^2 (a million: 30 s, greedy 9 s)
+LATTICE = 0.5           # init=auto: qb where this share of the cities, or more, have their
+                        # two nearest cities exactly as near (docs/notebook/pils.md)
 
 
 @dataclass(frozen=True)
@@ -69,8 +71,9 @@ class SegmentIlsParams:
     kicks: str = param("auto", "kicks in all: a count, a multiple of n (100n), or auto (until "
                        "the time limit, else 100n)")
     init: str = param("auto", "start tour: greedy (greedy edge), qb (Quick-Boruvka, linkern's "
-                      "start; needs coordinates) or auto (qb where there are coordinates and "
-                      "at most {:,} cities, else greedy)".format(QB_MOST))
+                      "start; needs coordinates) or auto (qb on a lattice: coordinates, at "
+                      "most {:,} cities, and half of them or more with their two nearest "
+                      "cities exactly as near; else greedy)".format(QB_MOST))
     cells: str = param("auto", "kd (k-d cells of the coordinates), tour (runs of the tour) or "
                        "auto (kd where there are coordinates)")
     cell: int = param(0, "cities per cell at most (0: as many as local memory holds)")
@@ -139,13 +142,6 @@ class SegmentIlsParams:
         if self.polish != "none" and self.polish not in OPERATORS:
             raise UsageError(f"polish must be none or one of {', '.join(OPERATORS)} (got {self.polish!r})")
         self.candidate_params()   # validates the kind and the list length
-
-    def start(self, inst: Instance) -> str:
-        """The start tour's construction on `inst`: init, auto being qb where Quick-Boruvka
-        can run (coordinates) on at most QB_MOST cities, and greedy elsewhere."""
-        if self.init != "auto":
-            return self.init
-        return "greedy" if inst.n > QB_MOST or STARTS["qb"].unsupported(inst) else "qb"
 
     def budget(self, n: int, time_limited: bool) -> int:
         """The kicks to run: as given; 'auto': until the time limit (at most MAX_COUNT),
@@ -430,7 +426,7 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     search (Descent), then rounds of cell searches (CellRounds), both through the device
     loop, until the kick budget is spent or ctx.stop."""
     n = ctx.inst.n
-    start = STARTS[p.start(ctx.inst)]
+    start = STARTS[choose_start(ctx, p)]
     reason = start.unsupported(ctx.inst) if start.unsupported else None
     if reason:
         raise UsageError(f"pils init={p.init}: {reason}")
@@ -452,6 +448,49 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     rounds = CellRounds(ctx, p, DeviceCells(ctx, cand, p, search), search, length)
     run_device_loop(ctx, rounds)
     ctx.notes.append(rounds.summary())
+
+
+def choose_start(ctx: SolveContext, p: SegmentIlsParams) -> str:
+    """The start's construction: init as given; auto: qb on a lattice (Quick-Boruvka can
+    run, at most QB_MOST cities, and a LATTICE share or more of the cities have their two
+    nearest cities exactly as near: construct.cl nearest_ties), said in the run's notes,
+    greedy elsewhere.  On the pla instances the x-sweep's start halves pils' gap at 60 s;
+    on rl5915 and d18512 it costs (docs/notebook/pils.md), and the cells keep either
+    start's large-scale structure."""
+    inst = ctx.inst
+    if p.init != "auto":
+        return p.init
+    if inst.n > QB_MOST or STARTS["qb"].unsupported(inst):
+        return "greedy"
+    rt, n = ctx.rt, inst.n
+    cand = ctx.candidates(CandidateParams("knn", STARTS["qb"].params_type().candidates))
+    bufs = ties_plan(n).allocate(rt)
+    rt.cl.enqueue_copy(rt.queue, bufs.ties_plane, np.ascontiguousarray(inst.planar_coords, np.float64))
+    rt.cl.enqueue_fill_buffer(rt.queue, bufs.ties_count, np.int32(0), 0, 4)
+    ctx.timed(ctx.dinst.kernel("construct", "nearest_ties")(
+        rt.queue, (n,), None, n, bufs.ties_plane, cand.cities, cand.m, bufs.ties_count))
+    share = int(rt.read(bufs.ties_count, np.int32, 1)[0]) / n
+    chosen = "qb" if share >= LATTICE else "greedy"
+    ctx.notes.append(f"pils: init=auto chose {chosen}: {100 * share:.0f} % of the cities have "
+                     f"their two nearest exactly as near ({'' if chosen == 'qb' else 'not '}a lattice)")
+    return chosen
+
+
+def start_plan(inst: Instance, p: SegmentIlsParams, m: int) -> BufferPlan:
+    """The start's buffers over candidate lists of m cities: greedy's or qb's, and with
+    init=auto where it may choose qb, room for either and choose_start's."""
+    n = inst.n
+    may_qb = p.init == "qb" or (p.init == "auto" and n <= QB_MOST and not STARTS["qb"].unsupported(inst))
+    if not may_qb:
+        return greedy_plan(n, m)
+    if p.init == "qb":
+        return qb_plan(n)
+    return qb_plan(n).add("greedy_keys", np.uint64, edge_keys(n, m)).merge(ties_plan(n))
+
+
+def ties_plan(n: int) -> BufferPlan:
+    """choose_start's buffers: the plane coordinates and the count."""
+    return BufferPlan().add("ties_plane", np.float64, 2 * n).add("ties_count", np.int32, 1)
 
 
 def polish_launch(search: DeviceSearch, steps: int, polished: Callable[[int, int], None]) -> Launch:
@@ -604,15 +643,12 @@ def _tally(phase: list, gain: int, since: float) -> float:
 
 
 def _buffers(inst: Instance, p: SegmentIlsParams, limits=None) -> BufferPlan:
-    """The instance, the start (its candidate lists and buffers: greedy's or
-    Quick-Boruvka's), one candidate list for both searches, the whole-tour search's
-    buffers and the cells'."""
+    """The instance, the start (its candidate lists and buffers: start_plan), one
+    candidate list for both searches, the whole-tour search's buffers and the cells'."""
     k = p.candidate_params().k
     layout = CellLayout.of(inst, p, min(p.candidates, k), limits)
-    init = p.start(inst)
-    m = STARTS[init].params_type().candidates
-    own = qb_plan(inst.n) if init == "qb" else greedy_plan(inst.n, m)
-    return (shared_plan(inst, m, k).merge(own)
+    m = max(spec.params_type().candidates for spec in STARTS.values())
+    return (shared_plan(inst, m, k).merge(start_plan(inst, p, m))
             .merge(search_plan(inst.n, p.polish_params(k))).merge(layout.plan(inst.n)))
 
 
@@ -621,6 +657,5 @@ SOLVERS = [
                "Or-opt/LK ILS on the tour's pieces in k-d cells, in local memory, all at once",
                SegmentIlsParams, run_segment_ils, _buffers,
                unsupported=lambda inst: reversal_problem(inst, "pils"),
-               budget_param="kicks", memory_hint="fewer candidates (-p polish_candidates=8, -p candidates=4)",
-               effective=lambda inst, p: replace(p, init=p.start(inst))),
+               budget_param="kicks", memory_hint="fewer candidates (-p polish_candidates=8, -p candidates=4)"),
 ]
