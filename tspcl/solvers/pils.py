@@ -422,9 +422,9 @@ def max_copies(n: int, fewest_cells: int, target: int, asked: int = 0) -> int:
 
 
 def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
-    """The start (`init`: greedy or qb with their defaults), a bounded whole-tour local
-    search (Descent), then rounds of cell searches (CellRounds), both through the device
-    loop, until the kick budget is spent or ctx.stop."""
+    """The start (`init`: greedy or qb with their defaults; auto: choose_start), a bounded
+    whole-tour local search (Descent), then rounds of cell searches (CellRounds), both
+    through the device loop, until the kick budget is spent or ctx.stop."""
     n = ctx.inst.n
     start = STARTS[choose_start(ctx, p)]
     reason = start.unsupported(ctx.inst) if start.unsupported else None
@@ -460,7 +460,7 @@ def choose_start(ctx: SolveContext, p: SegmentIlsParams) -> str:
     inst = ctx.inst
     if p.init != "auto":
         return p.init
-    if inst.n > QB_MOST or STARTS["qb"].unsupported(inst):
+    if not qb_may_start(inst):
         return "greedy"
     rt, n = ctx.rt, inst.n
     cand = ctx.candidates(CandidateParams("knn", STARTS["qb"].params_type().candidates))
@@ -476,12 +476,16 @@ def choose_start(ctx: SolveContext, p: SegmentIlsParams) -> str:
     return chosen
 
 
+def qb_may_start(inst: Instance) -> bool:
+    """Whether init=auto may start from qb: Quick-Boruvka can run, on QB_MOST cities at most."""
+    return inst.n <= QB_MOST and not STARTS["qb"].unsupported(inst)
+
+
 def start_plan(inst: Instance, p: SegmentIlsParams, m: int) -> BufferPlan:
     """The start's buffers over candidate lists of m cities: greedy's or qb's, and with
     init=auto where it may choose qb, room for either and choose_start's."""
     n = inst.n
-    may_qb = p.init == "qb" or (p.init == "auto" and n <= QB_MOST and not STARTS["qb"].unsupported(inst))
-    if not may_qb:
+    if not (p.init == "qb" or (p.init == "auto" and qb_may_start(inst))):
         return greedy_plan(n, m)
     if p.init == "qb":
         return qb_plan(n)
