@@ -259,9 +259,24 @@ inline ulong qb_tie(const uint seed, const int i, const int c)
     return ((ulong)h << 32) | (uint)c;
 }
 
+/* City c as i's nearest so far: (*key, *tie) the best (qb_key, qb_tie) seen. */
+inline void qb_consider(DIST_PARAMS, __global const double *restrict plane, const uint seed,
+                        const int i, const int c, long *key, ulong *tie)
+{
+    const long k = qb_key(DIST_ARGS, plane, i, c);
+    const ulong t = qb_tie(seed, i, c);
+    if (k < *key || (k == *key && t < *tie)) {
+        *key = k;
+        *tie = t;
+    }
+}
+
+/* Join i to j (lid 0): the edge, the ends' list, one edge more, and i kept for the next
+ * pass while its degree is below 2. */
 inline void qb_join(__global int *restrict adj, __global int *restrict deg,
                     __global int *restrict other, __global int *restrict ends,
-                    __global int *restrict where, __local int *ends_count, const int i, const int j)
+                    __global int *restrict where, __local int *ends_count,
+                    __global int *restrict rem, int *kept, int *edges, const int i, const int j)
 {
     const int ei = other[i] < 0 ? i : other[i], ej = other[j] < 0 ? j : other[j];
     adj[2 * i + deg[i]++] = j;
@@ -272,6 +287,9 @@ inline void qb_join(__global int *restrict adj, __global int *restrict deg,
         rem_take(ends, where, ends_count, i);
     if (deg[j] == 2)
         rem_take(ends, where, ends_count, j);
+    if (deg[i] < 2)
+        rem[(*kept)++] = i;
+    *edges += 1;
 }
 
 __kernel void qboruvka_tour(DIST_PARAMS, __global const ulong *restrict keys,
@@ -308,56 +326,35 @@ __kernel void qboruvka_tour(DIST_PARAMS, __global const ulong *restrict keys,
                 const int i = rem[t++];
                 if (deg[i] == 2)
                     continue;
-                int j = -1;
                 long best = LONG_MAX;
-                ulong best_tie = ULONG_MAX;
+                ulong tie = ULONG_MAX;
                 for (int r = 0; r < m; r++) {
                     const int c = cand[(long)i * m + r];
-                    if (deg[c] == 2 || c == other[i])
-                        continue;
-                    const long k = qb_key(DIST_ARGS, plane, i, c);
-                    const ulong tie = qb_tie(seed, i, c);
-                    if (k < best || (k == best && tie < best_tie)) {
-                        best = k;
-                        best_tie = tie;
-                        j = c;
-                    }
+                    if (deg[c] < 2 && c != other[i])
+                        qb_consider(DIST_ARGS, plane, seed, i, c, &best, &tie);
                 }
                 /* a city beyond the list is as far as its last entry at least */
-                if (j < 0 || (m < n - 1 && (best >> 32) >= DIST(i, cand[(long)i * m + m - 1]))) {
+                if (best == LONG_MAX || (m < n - 1 && (best >> 32) >= DIST(i, cand[(long)i * m + m - 1]))) {
                     searching = i;   /* the group scans */
                     break;
                 }
-                qb_join(adj, deg, other, tour, where, &ends_count, i, j);
-                edges++;
-                if (deg[i] < 2)
-                    rem[kept++] = i;
+                qb_join(adj, deg, other, tour, where, &ends_count, rem, &kept, &edges, i, (int)(uint)tie);
             }
         }
         barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
         const int i = searching;
         if (i < 0)
             break;
-        long bk = LONG_MAX;
-        ulong bt = ULONG_MAX;
+        long best = LONG_MAX;
+        ulong tie = ULONG_MAX;
         for (int p = lid; p < ends_count; p += wg) {
             const int c = tour[p];
-            if (c == i || c == other[i])
-                continue;
-            const long k = qb_key(DIST_ARGS, plane, i, c);
-            const ulong tie = qb_tie(seed, i, c);
-            if (k < bk || (k == bk && tie < bt)) {
-                bk = k;
-                bt = tie;
-            }
+            if (c != i && c != other[i])
+                qb_consider(DIST_ARGS, plane, seed, i, c, &best, &tie);
         }
-        group_least_long_ulong(red_key, red_tie, &bk, &bt);
-        if (lid == 0) {
-            qb_join(adj, deg, other, tour, where, &ends_count, i, (int)(uint)bt);
-            edges++;
-            if (deg[i] < 2)
-                rem[kept++] = i;
-        }
+        group_least_long_ulong(red_key, red_tie, &best, &tie);
+        if (lid == 0)
+            qb_join(adj, deg, other, tour, where, &ends_count, rem, &kept, &edges, i, (int)(uint)tie);
         barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
     }
     join_fragments(DIST_ARGS, adj, deg, tour, rem, where, state, red_d, red_j);
