@@ -236,11 +236,13 @@ __kernel void greedy_tour(DIST_PARAMS, __global const ulong *restrict keys,
  * pair: on a lattice (the pla instances) many cities are equally near, and a choice by
  * index draws the same direction every time (measured: pils then ends twice as far from
  * the optimum; docs/notebook/pils.md), then the index.  The candidate list (the m nearest
- * by (distance, index)) answers when its best free city is nearer than its last entry;
- * otherwise the work-group scans every city of degree < 2 (kept in `ends`, positions in
- * `where`; the tour's buffer, which only the join writes).  lid 0 keeps the books; the
- * group meets only for those scans.  `other` holds each fragment end's other end (-1 for
- * a city alone). */
+ * by (distance, index), put in that order by qb_lists beforehand, all cities at once)
+ * answers when its first free city is nearer than its last entry; otherwise the
+ * work-group scans every city of degree < 2 (kept in `ends`, positions in `where`; the
+ * tour's buffer, which only the join writes).  lid 0 keeps the books, reading only
+ * degrees and ends (the sweep's time was the distances it computed, one city after the
+ * other); the group meets only for those scans.  `other` holds each fragment end's other
+ * end (-1 for a city alone). */
 inline long qb_key(DIST_PARAMS, __global const double *restrict plane, const int i, const int c)
 {
     const double dx = plane[2 * i] - plane[2 * c], dy = plane[2 * i + 1] - plane[2 * c + 1];
@@ -292,14 +294,46 @@ inline void qb_join(__global int *restrict adj, __global int *restrict deg,
     *edges += 1;
 }
 
+/* Each city's candidate list in qb's order of nearness ((qb_key, qb_tie) ascending: the
+ * keys are distinct, qb_tie ends with the city), one work-item a city, into `sorted`; and
+ * `inner`, how many of them are nearer than the list's last entry (all m where the list
+ * holds every other city), so the sweep's first free one among those is the city's
+ * nearest free city. */
+__kernel void qb_lists(DIST_PARAMS, __global const int *restrict cand, const int m,
+                       __global const double *restrict plane, const uint seed,
+                       __global int *restrict sorted, __global int *restrict inner)
+{
+    const int i = get_global_id(0);
+    if (i >= n)
+        return;
+    const long row = (long)i * m;
+    const int limit = DIST(i, cand[row + m - 1]);
+    int nearer = 0;
+    for (int r = 0; r < m; r++) {
+        const int c = cand[row + r];
+        const long key = qb_key(DIST_ARGS, plane, i, c);
+        const ulong tie = qb_tie(seed, i, c);
+        int rank = 0;
+        for (int s = 0; s < m; s++) {
+            const int d = cand[row + s];
+            const long k = qb_key(DIST_ARGS, plane, i, d);
+            rank += k < key || (k == key && qb_tie(seed, i, d) < tie);
+        }
+        sorted[row + rank] = c;
+        nearer += (int)(key >> 32) < limit;
+    }
+    inner[i] = m < n - 1 ? nearer : m;
+}
+
 __kernel void qboruvka_tour(DIST_PARAMS, __global const ulong *restrict keys,
-                            __global const int *restrict cand, const int m,
+                            __global const int *restrict sorted, const int m,
                             __global int *restrict adj, __global int *restrict deg,
                             __global int *restrict other, __global int *restrict tour,
                             __global int *restrict rem, __global int *restrict where,
                             __local int *red_d, __local int *red_j,
                             __global const double *restrict plane, const uint seed,
-                            __local long *red_key, __local ulong *red_tie)
+                            __local long *red_key, __local ulong *red_tie,
+                            __global const int *restrict inner)
 {
     const int lid = get_local_id(0), wg = get_local_size(0);
     __local int state[3], ends_count, searching;
@@ -326,19 +360,19 @@ __kernel void qboruvka_tour(DIST_PARAMS, __global const ulong *restrict keys,
                 const int i = rem[t++];
                 if (deg[i] == 2)
                     continue;
-                long best = LONG_MAX;
-                ulong tie = ULONG_MAX;
-                for (int r = 0; r < m; r++) {
-                    const int c = cand[(long)i * m + r];
-                    if (deg[c] < 2 && c != other[i])
-                        qb_consider(DIST_ARGS, plane, seed, i, c, &best, &tie);
+                const int o = other[i], nearer = inner[i];
+                int j = -1;
+                for (int r = 0; r < nearer && j < 0; r++) {
+                    const int c = sorted[(long)i * m + r];
+                    if (deg[c] < 2 && c != o)
+                        j = c;
                 }
                 /* a city beyond the list is as far as its last entry at least */
-                if (best == LONG_MAX || (m < n - 1 && (best >> 32) >= DIST(i, cand[(long)i * m + m - 1]))) {
+                if (j < 0) {
                     searching = i;   /* the group scans */
                     break;
                 }
-                qb_join(adj, deg, other, tour, where, &ends_count, rem, &kept, &edges, i, (int)(uint)tie);
+                qb_join(adj, deg, other, tour, where, &ends_count, rem, &kept, &edges, i, j);
             }
         }
         barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);

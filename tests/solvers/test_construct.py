@@ -99,6 +99,16 @@ def qb_tie(seed: int, i: int, near: np.ndarray) -> np.ndarray:
     return (h.astype(np.uint64) << np.uint64(32)) | near.astype(np.uint64)
 
 
+def qb_nearness(inst, seed: int, i: int, near: np.ndarray) -> np.ndarray:
+    """The order of the cities `near` by nearness to i as qb sees it: (distance, squared
+    plane distance as a float, qb_tie)."""
+    plane = inst.planar_coords
+    d2 = (plane[i, 0] - plane[near, 0]) ** 2 + (plane[i, 1] - plane[near, 1]) ** 2
+    key = (inst.dist(np.full(len(near), i), near).astype(np.int64) << 32) \
+        | d2.astype(np.float32).view(np.uint32).astype(np.int64)
+    return np.lexsort((qb_tie(seed, i, near), key))
+
+
 def host_qboruvka(inst, seed: int) -> np.ndarray:
     """Quick-Boruvka with a full scan: the cities by x, then y (each quantized over its
     range to the bits sweep_bits gives it), then city; pass after pass each of degree < 2
@@ -131,11 +141,7 @@ def host_qboruvka(inst, seed: int) -> np.ndarray:
         if other[i] >= 0:
             free[other[i]] = False
         near = cities[free]
-        plane = inst.planar_coords
-        d2 = (plane[i, 0] - plane[near, 0]) ** 2 + (plane[i, 1] - plane[near, 1]) ** 2
-        key = (inst.dist(np.full(len(near), i), near).astype(np.int64) << 32) \
-            | d2.astype(np.float32).view(np.uint32).astype(np.int64)
-        j = int(near[np.lexsort((qb_tie(seed, i, near), key))[0]])
+        j = int(near[qb_nearness(inst, seed, i, near)[0]])
         ei, ej = (i if other[i] < 0 else other[i]), (j if other[j] < 0 else other[j])
         other[ei], other[ej] = ej, ei
         adj[i].append(j)
@@ -365,6 +371,30 @@ def test_qb_matches_host(rt, ref):
         assert np.array_equal(order, want), (
             f"{inst.name} k={k}: first difference at position "
             f"{int(np.flatnonzero(order != want)[0])}")
+
+
+@pytest.mark.parametrize("ref", ["lattice", "duplicates", "uniform"])
+@pytest.mark.parametrize("k", [3, 10])
+def test_qb_lists_order_as_the_host(rt, ref, k):
+    """construct.cl qb_lists: each candidate list in qb's order of nearness, and how many
+    of its entries are nearer than its last, as the host orders and counts them."""
+    inst = _instance(ref)
+    dinst = device_instance(rt, inst)
+    ctx = SolveContext(rt, dinst, seed=5)
+    cand = ctx.candidates(CandidateParams("knn", k))
+    cities, _ = cand.host(rt)
+    n, m = inst.n, cand.m
+    sorted_, inner = rt.to_device(np.zeros(n * m, np.int32)), rt.to_device(np.zeros(n, np.int32))
+    dinst.kernel("construct", "qb_lists")(rt.queue, (n,), None, *dinst.dist_args, cand.cities,
+                                          np.int32(m), rt.to_device(np.ascontiguousarray(
+                                              inst.planar_coords, np.float64)),
+                                          np.uint32(5), sorted_, inner)
+    got, got_inner = rt.read(sorted_, np.int32, n * m).reshape(n, m), rt.read(inner, np.int32, n)
+    for i in range(n):
+        row = cities[i]
+        assert np.array_equal(got[i], row[qb_nearness(inst, 5, i, row)]), f"{ref} city {i}"
+        d = inst.dist(np.full(m, i), row)
+        assert got_inner[i] == (int(np.sum(d < d[-1])) if m < n - 1 else m), f"{ref} city {i}"
 
 
 @pytest.mark.parametrize("ref", ["lattice", "duplicates", "uniform", "tsplib/pr76.tsp"])

@@ -113,10 +113,12 @@ def greedy_plan(n: int, m: int) -> BufferPlan:
     return BufferPlan().add("greedy_keys", np.uint64, edge_keys(n, m)).merge(fragments_plan(n))
 
 
-def qb_plan(n: int) -> BufferPlan:
-    """qb's buffers: the cities' sweep keys (padded to a power of two) and plane
-    coordinates, then the fragments' (fragments_plan)."""
+def qb_plan(n: int, m: int) -> BufferPlan:
+    """qb's buffers over candidate lists of m cities: the cities' sweep keys (padded to a
+    power of two), plane coordinates, lists in qb's order and counts of their entries
+    nearer than the last (qb_lists), then the fragments' (fragments_plan)."""
     return (BufferPlan().add("qb_keys", np.uint64, padded_length(n)).add("qb_plane", np.float64, 2 * n)
+            .add("qb_sorted", np.int32, n * m).add("qb_inner", np.int32, n)
             .merge(fragments_plan(n)))
 
 
@@ -158,24 +160,22 @@ def run_greedy(ctx: SolveContext, p: GreedyParams) -> None:
     mk = dinst.kernel("construct", "greedy_edge_keys")
     events = [mk(rt.queue, (length,), None, n, cand.cities, cand.dists, m, bufs.greedy_keys, length)]
     events += sort_keys(rt, bufs.greedy_keys, length)
-    _fragments_tour(ctx, "greedy_tour", bufs.greedy_keys, cand, bufs, events)
+    _fragments_tour(ctx, "greedy_tour", bufs.greedy_keys, cand.cities, m, bufs, events)
 
 
-def _fragments_tour(ctx: SolveContext, name: str, keys, cand, bufs, events: list, plane=None) -> None:
+def _fragments_tour(ctx: SolveContext, name: str, keys, lists, m: int, bufs, events: list,
+                    own=lambda wg: ()) -> None:
     """Run fragment kernel `name` (greedy_tour or qboruvka_tour: one work-group) over the
-    sorted `keys` and candidate lists `cand` into the fragments' buffers (fragments_plan)
-    after `events`, and publish its tour.  `plane`: the plane coordinates qboruvka_tour
-    breaks distance ties with (then by a hash of the seed: qb_tie; and its reduction's
-    keys)."""
+    sorted `keys` and candidate lists `lists` of m cities into the fragments' buffers
+    (fragments_plan) after `events`, and publish its tour.  `own(wg)`: the kernel's own
+    arguments after the shared ones, for a work-group of wg."""
     rt, dinst = ctx.rt, ctx.dinst
     k = dinst.kernel("construct", name)
     wg = _single_group(ctx, k)
-    own = () if plane is None else (plane, np.uint32((ctx.seed ^ (ctx.seed >> 32)) & 0xFFFFFFFF),
-                                    rt.cl.LocalMemory(8 * wg), rt.cl.LocalMemory(8 * wg))
-    events.append(k(rt.queue, (wg,), (wg,), *dinst.dist_args, keys, cand.cities, cand.m,
+    events.append(k(rt.queue, (wg,), (wg,), *dinst.dist_args, keys, lists, m,
                     bufs.fragments_adj, bufs.fragments_deg, bufs.fragments_parent,
                     bufs.fragments_tour, bufs.fragments_rem, bufs.fragments_where,
-                    rt.cl.LocalMemory(4 * wg), rt.cl.LocalMemory(4 * wg), *own))
+                    rt.cl.LocalMemory(4 * wg), rt.cl.LocalMemory(4 * wg), *own(wg)))
     ctx.timed(events)
     ctx.improve(ctx.read_tour(bufs.fragments_tour), 0)
 
@@ -192,22 +192,28 @@ def run_quick_boruvka(ctx: SolveContext, p: QuickBoruvkaParams) -> None:
     """Quick-Boruvka (construct.cl qboruvka_tour): the cities sorted by x, then y, on the
     device (sweep_keys), then one work-group joins each to its nearest free city (equal
     distances to the nearer in the plane, then as a hash of the seed draws), looked for
-    first among its `candidates` nearest."""
+    first among its `candidates` nearest (qb_lists: each list in qb's order)."""
     rt, dinst, n = ctx.rt, ctx.dinst, ctx.inst.n
     cand = ctx.candidates(CandidateParams("knn", p.candidates))
+    seed = np.uint32((ctx.seed ^ (ctx.seed >> 32)) & 0xFFFFFFFF)
     plane = ctx.inst.planar_coords
     low, span = plane.min(axis=0), np.ptp(plane, axis=0)
     city_bits, x_bits, y_bits = sweep_bits(n)
     scale = [float((1 << bits) - 1) / float(s) if s > 0 else 0.0 for bits, s in zip((x_bits, y_bits), span)]
     length = padded_length(n)
-    bufs = qb_plan(n).allocate(rt)
+    bufs = qb_plan(n, cand.m).allocate(rt)
     rt.cl.enqueue_copy(rt.queue, bufs.qb_plane, np.ascontiguousarray(plane, np.float64))
     keys = dinst.kernel("construct", "sweep_keys")
     events = [keys(rt.queue, (length,), None, n, bufs.qb_plane, float(low[0]), scale[0], float(low[1]),
                    scale[1], city_bits, bufs.qb_keys, length)]
     events += sort_keys(rt, bufs.qb_keys, length)
     events.append(dinst.kernel("construct", "key_cities")(rt.queue, (n,), None, n, bufs.qb_keys, city_bits))
-    _fragments_tour(ctx, "qboruvka_tour", bufs.qb_keys, cand, bufs, events, bufs.qb_plane)
+    events.append(dinst.kernel("construct", "qb_lists")(rt.queue, (n,), None, *dinst.dist_args, cand.cities,
+                                                        cand.m, bufs.qb_plane, seed, bufs.qb_sorted,
+                                                        bufs.qb_inner))
+    _fragments_tour(ctx, "qboruvka_tour", bufs.qb_keys, bufs.qb_sorted, cand.m, bufs, events,
+                    lambda wg: (bufs.qb_plane, seed, rt.cl.LocalMemory(8 * wg),
+                                rt.cl.LocalMemory(8 * wg), bufs.qb_inner))
 
 
 def _tour_from_keys(ctx: SolveContext, keys, tour, length: int, events: list) -> None:
@@ -279,7 +285,7 @@ SOLVERS = [
     SolverSpec("qb", "Quick-Boruvka (linkern's start): cities in order of x, pass after pass, "
                "each joined to its nearest free city until one path",
                QuickBoruvkaParams, run_quick_boruvka,
-               lambda inst, p, limits=None: shared_plan(inst, p.candidates).merge(qb_plan(inst.n)),
+               lambda inst, p, limits=None: shared_plan(inst, p.candidates).merge(qb_plan(inst.n, p.candidates)),
                unsupported=qb_problem, memory_hint=CANDIDATES_HINT),
     SolverSpec("sfc", "Hilbert space-filling curve order", NoParams, run_sfc,
                lambda inst, p, limits=None: shared_plan(inst).merge(sfc_plan(inst.n)),

@@ -488,8 +488,8 @@ def start_plan(inst: Instance, p: SegmentIlsParams, m: int) -> BufferPlan:
     if not (p.init == "qb" or (p.init == "auto" and qb_may_start(inst))):
         return greedy_plan(n, m)
     if p.init == "qb":
-        return qb_plan(n)
-    return qb_plan(n).add("greedy_keys", np.uint64, edge_keys(n, m)).merge(ties_plan(n))
+        return qb_plan(n, m)
+    return qb_plan(n, m).add("greedy_keys", np.uint64, edge_keys(n, m)).merge(ties_plan(n))
 
 
 def ties_plan(n: int) -> BufferPlan:
