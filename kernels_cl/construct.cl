@@ -227,8 +227,10 @@ __kernel void greedy_tour(DIST_PARAMS, __global const ulong *restrict keys,
 
 /* Quick-Boruvka (Applegate, Bixby, Chvatal and Cook 2006, "The Traveling Salesman
  * Problem: A Computational Study", p. 455; Concorde linkern's default start, which sorts
- * the cities by x as here): the cities in order of x, then y (sweep_keys, sorted; then
- * key_cities: keys hold the cities), pass after pass, each of degree < 2 joined to its
+ * the cities by x as here): the cities in the order of a sweep (sweep_keys: by x, then
+ * y, or by y, then x; sorted, then key_cities: keys hold the cities; work-group g takes
+ * the g-th sweep, `keys` or `keys_y`, into its own part of the buffers, so two sweeps run
+ * at once), pass after pass, each of degree < 2 joined to its
  * nearest city of degree < 2 other than its fragment's other end, until n - 1 edges make
  * one path, which join_fragments closes.  Nearest is by qb_key, the distance, then the
  * plane's squared distance (so that equal rounded distances go to the truly nearer city,
@@ -333,10 +335,18 @@ __kernel void qboruvka_tour(DIST_PARAMS, __global const ulong *restrict keys,
                             __local int *red_d, __local int *red_j,
                             __global const double *restrict plane, const uint seed,
                             __local long *red_key, __local ulong *red_tie,
-                            __global const int *restrict inner)
+                            __global const int *restrict inner, __global const ulong *restrict keys_y)
 {
-    const int lid = get_local_id(0), wg = get_local_size(0);
+    const int lid = get_local_id(0), wg = get_local_size(0), g = get_group_id(0);
     __local int state[3], ends_count, searching;
+    /* work-group g sweeps along keys (0) or keys_y (1), in its own fragments' buffers */
+    keys = g ? keys_y : keys;
+    adj += 2L * g * n;
+    deg += (long)g * n;
+    other += (long)g * n;
+    tour += (long)g * n;
+    rem += (long)g * n;
+    where += (long)g * n;
     for (int c = lid; c < n; c += wg) {
         deg[c] = 0;
         other[c] = -1;
@@ -410,13 +420,16 @@ __kernel void nearest_ties(const int n, __global const double *restrict plane,
         atomic_inc(count);
 }
 
-/* The cities in order of x, then y, then city: key = qx << (64 - xb) | qy << city_bits |
- * city, x and y quantized over the bounding box (x0, xscale; y0, yscale) to the xb and yb
- * bits the city's leaves (xb = (64 - city_bits + 1) / 2, yb the rest); sorting the keys
- * gives the sweep.  Ties in x go along y, as the cities of a column follow each other. */
-__kernel void sweep_keys(const int n, __global const double *restrict plane, const double x0,
-                         const double xscale, const double y0, const double yscale,
-                         const int city_bits, __global ulong *restrict keys, const int length)
+/* The cities in order of one coordinate (`axis`: 0 x, 1 y), then the other, then city:
+ * key = qa << (64 - ab) | qb << city_bits | city, the coordinates quantized over the
+ * bounding box (a0, ascale for the first; b0, bscale for the other) to the ab and bb bits
+ * the city's leave (ab = (64 - city_bits + 1) / 2, bb the rest); sorting the keys gives
+ * the sweep.  Ties in the first go along the other, as the cities of a line follow each
+ * other. */
+__kernel void sweep_keys(const int n, __global const double *restrict plane, const int axis,
+                         const double a0, const double ascale, const double b0,
+                         const double bscale, const int city_bits, __global ulong *restrict keys,
+                         const int length)
 {
     const int i = get_global_id(0);
     if (i >= length)
@@ -425,10 +438,10 @@ __kernel void sweep_keys(const int n, __global const double *restrict plane, con
         keys[i] = ~(ulong)0;
         return;
     }
-    const int xb = (64 - city_bits + 1) / 2, yb = 64 - city_bits - xb;
-    const ulong qx = (ulong)min((plane[2 * i] - x0) * xscale, (double)((1ul << xb) - 1)),
-                qy = (ulong)min((plane[2 * i + 1] - y0) * yscale, (double)((1ul << yb) - 1));
-    keys[i] = (qx << (64 - xb)) | (qy << city_bits) | (ulong)i;
+    const int ab = (64 - city_bits + 1) / 2, bb = 64 - city_bits - ab;
+    const ulong qa = (ulong)min((plane[2 * i + axis] - a0) * ascale, (double)((1ul << ab) - 1)),
+                qb = (ulong)min((plane[2 * i + 1 - axis] - b0) * bscale, (double)((1ul << bb) - 1));
+    keys[i] = (qa << (64 - ab)) | (qb << city_bits) | (ulong)i;
 }
 
 /* Keep the low `bits` of each of the first n keys: the city of a sorted sweep key. */

@@ -109,17 +109,17 @@ def qb_nearness(inst, seed: int, i: int, near: np.ndarray) -> np.ndarray:
     return np.lexsort((qb_tie(seed, i, near), key))
 
 
-def host_qboruvka(inst, seed: int) -> np.ndarray:
-    """Quick-Boruvka with a full scan: the cities by x, then y (each quantized over its
-    range to the bits sweep_bits gives it), then city; pass after pass each of degree < 2
-    joined to the nearest city of degree < 2 other than its fragment's other end, by
-    (distance, squared plane distance as a float, qb_tie), until one path; closed as
-    greedy's fragments are joined."""
+def host_qboruvka(inst, seed: int, axis: int = 0) -> np.ndarray:
+    """Quick-Boruvka with a full scan: the cities by x, then y (axis 1: by y, then x; each
+    quantized over its range to the bits sweep_bits gives it), then city; pass after pass
+    each of degree < 2 joined to the nearest city of degree < 2 other than its
+    fragment's other end, by (distance, squared plane distance as a float, qb_tie),
+    until one path; closed as greedy's fragments are joined."""
     n = inst.n
     _, *bits = sweep_bits(n)
     q = []
-    for axis, b in enumerate(bits):
-        v = inst.planar_coords[:, axis]
+    for coord, b in zip((axis, 1 - axis), bits):
+        v = inst.planar_coords[:, coord]
         span = float(v.max() - v.min())
         q.append(np.minimum((v - v.min()) * (float((1 << b) - 1) / span if span > 0 else 0.0),
                             float((1 << b) - 1)).astype(np.uint64))
@@ -365,12 +365,16 @@ def test_qb_matches_host(rt, ref):
         assert REGISTRY["qb"].unsupported(inst) is not None
         return
     dinst = device_instance(rt, inst)
-    want = host_qboruvka(inst, 0)
+    along = [host_qboruvka(inst, 0, axis) for axis in (0, 1)]
+    lengths = [inst.tour_length(t) for t in along]
     for k in (3, 10):
-        order, ctx = solve(rt, inst, "qb", 0, dinst, candidates=k)
-        assert np.array_equal(order, want), (
-            f"{inst.name} k={k}: first difference at position "
-            f"{int(np.flatnonzero(order != want)[0])}")
+        for sweep, want in (("x", along[0]), ("y", along[1]),
+                            ("auto", along[int(lengths[1] < lengths[0])])):
+            order, ctx = solve(rt, inst, "qb", 0, dinst, candidates=k, sweep=sweep)
+            assert np.array_equal(order, want), (
+                f"{inst.name} k={k} sweep={sweep}: first difference at position "
+                f"{int(np.flatnonzero(order != want)[0])}")
+    assert any("along" in note for note in ctx.notes), "auto does not say which sweep it kept"
 
 
 @pytest.mark.parametrize("ref", ["lattice", "duplicates", "uniform"])
@@ -476,6 +480,8 @@ def test_random_small_sweep(rt):
         cities, dists = ctx.candidates(CandidateParams("knn", k)).host(rt)
         want = host_greedy(inst, cities.astype(np.int64), dists.astype(np.int64))
         assert np.array_equal(order, want), f"greedy rep {rep} (n={n}, k={k})"
-        order, _ = solve(rt, inst, "qb", seed, dinst, candidates=k)
-        assert np.array_equal(order, host_qboruvka(inst, seed)), \
-            f"qb rep {rep} (n={n}, k={k})"
+        along = [host_qboruvka(inst, seed, axis) for axis in (0, 1)]
+        shorter = along[int(inst.tour_length(along[1]) < inst.tour_length(along[0]))]
+        for sweep, want in (("x", along[0]), ("y", along[1]), ("auto", shorter)):
+            order, _ = solve(rt, inst, "qb", seed, dinst, candidates=k, sweep=sweep)
+            assert np.array_equal(order, want), f"qb rep {rep} (n={n}, k={k}, sweep={sweep})"

@@ -2,9 +2,10 @@
 
 nn      nearest neighbour from a start city, over nearest-city candidate lists
 greedy  greedy edge over candidate edges, fragments joined by nearest free end
-qb      Quick-Boruvka (linkern's start): cities in order of x then y, pass after pass,
-        each joined to its nearest free city (candidate lists first, else a scan) until
-        one path (needs coordinates or display data)
+qb      Quick-Boruvka (linkern's start): cities in order of x then y (or y then x, or
+        both at once and the shorter tour kept), pass after pass, each joined to its
+        nearest free city (candidate lists first, else a scan) until one path (needs
+        coordinates or display data)
 sfc     Hilbert space-filling-curve order (needs coordinates or display data)
 random  a uniformly random permutation (Philox keys, sorted on the device)
 """
@@ -25,6 +26,7 @@ from ..sort import padded_length, sort_keys
 from .base import MAX_CANDIDATES, SolveContext, SolverSpec, check_count, shared_plan
 
 GROUP_SIZE = 256  # the single work-group of nn_tour / greedy_tour (capped by the device)
+SWEEPS = {"x": (0,), "y": (1,), "auto": (0, 1)}   # qb's sweeps: the axes each goes along first
 CANDIDATES_HINT = "fewer candidates (e.g. -p candidates=5)"
 
 
@@ -61,9 +63,14 @@ class QuickBoruvkaParams:
     candidates: int = param(10, "nearest cities per city looked at first for its nearest free "
                             "city (beyond them, the work-group scans every free city; the "
                             "tour is the same)")
+    sweep: str = param("auto", "the order of the cities: x (by x, then y; linkern's), y (by y, "
+                       "then x) or auto (both at once, the shorter tour kept: on a lattice the "
+                       "sweep along its lines is shorter, and so are the tours searched from it)")
 
     def __post_init__(self):
         check_count("candidates", self.candidates, 1, MAX_CANDIDATES)
+        if self.sweep not in SWEEPS:
+            raise UsageError(f"sweep must be one of {', '.join(SWEEPS)} (got {self.sweep!r})")
 
 
 @dataclass(frozen=True)
@@ -97,11 +104,13 @@ def edge_keys(n: int, m: int) -> int:
     return padded_length(n * m + 1)
 
 
-def fragments_plan(n: int) -> BufferPlan:
-    """The buffers of a tour built from fragments (greedy_tour, qboruvka_tour): each
-    city's two neighbours, degree and fragment parent (qboruvka_tour: each end's other
-    end), the tour (qboruvka_tour: the free cities until the join), the free ends and
-    where each lies in that list (qboruvka_tour also keeps a pass's open cities there)."""
+def fragments_plan(n: int, tours: int = 1) -> BufferPlan:
+    """The buffers of `tours` tours built from fragments at once (greedy_tour: one;
+    qboruvka_tour: one a sweep), each: every city's two neighbours, degree and fragment
+    parent (qboruvka_tour: each end's other end), the tour (qboruvka_tour: the free
+    cities until the join), the free ends and where each lies in that list (qboruvka_tour
+    also keeps a pass's open cities there)."""
+    n *= tours
     return (BufferPlan().add("fragments_adj", np.int32, 2 * n).add("fragments_deg", np.int32, n)
             .add("fragments_parent", np.int32, n).add("fragments_tour", np.int32, n)
             .add("fragments_rem", np.int32, n).add("fragments_where", np.int32, n))
@@ -113,13 +122,17 @@ def greedy_plan(n: int, m: int) -> BufferPlan:
     return BufferPlan().add("greedy_keys", np.uint64, edge_keys(n, m)).merge(fragments_plan(n))
 
 
-def qb_plan(n: int, m: int) -> BufferPlan:
-    """qb's buffers over candidate lists of m cities: the cities' sweep keys (padded to a
-    power of two), plane coordinates, lists in qb's order and counts of their entries
-    nearer than the last (qb_lists), then the fragments' (fragments_plan)."""
-    return (BufferPlan().add("qb_keys", np.uint64, padded_length(n)).add("qb_plane", np.float64, 2 * n)
-            .add("qb_sorted", np.int32, n * m).add("qb_inner", np.int32, n)
-            .merge(fragments_plan(n)))
+def qb_plan(n: int, m: int, sweep: str) -> BufferPlan:
+    """qb's buffers over candidate lists of m cities for `sweep` (SWEEPS): each sweep's
+    keys (padded to a power of two), the plane coordinates, the lists in qb's order and
+    counts of their entries nearer than the last (qb_lists), then the fragments' of each
+    sweep (fragments_plan)."""
+    sweeps = len(SWEEPS[sweep])
+    plan = BufferPlan()
+    for name in ("qb_keys", "qb_keys_y")[:sweeps]:
+        plan = plan.add(name, np.uint64, padded_length(n))
+    return (plan.add("qb_plane", np.float64, 2 * n).add("qb_sorted", np.int32, n * m)
+            .add("qb_inner", np.int32, n).merge(fragments_plan(n, sweeps)))
 
 
 def keyed_plan(n: int, name: str) -> BufferPlan:
@@ -160,60 +173,76 @@ def run_greedy(ctx: SolveContext, p: GreedyParams) -> None:
     mk = dinst.kernel("construct", "greedy_edge_keys")
     events = [mk(rt.queue, (length,), None, n, cand.cities, cand.dists, m, bufs.greedy_keys, length)]
     events += sort_keys(rt, bufs.greedy_keys, length)
-    _fragments_tour(ctx, "greedy_tour", bufs.greedy_keys, cand.cities, m, bufs, events)
+    ctx.improve(_fragments_tours(ctx, "greedy_tour", bufs.greedy_keys, cand.cities, m, bufs, events)[0], 0)
 
 
-def _fragments_tour(ctx: SolveContext, name: str, keys, lists, m: int, bufs, events: list,
-                    own=lambda wg: ()) -> None:
-    """Run fragment kernel `name` (greedy_tour or qboruvka_tour: one work-group) over the
-    sorted `keys` and candidate lists `lists` of m cities into the fragments' buffers
-    (fragments_plan) after `events`, and publish its tour.  `own(wg)`: the kernel's own
-    arguments after the shared ones, for a work-group of wg."""
-    rt, dinst = ctx.rt, ctx.dinst
+def _fragments_tours(ctx: SolveContext, name: str, keys, lists, m: int, bufs, events: list,
+                     own=lambda wg: (), tours: int = 1) -> list[np.ndarray]:
+    """Run fragment kernel `name` (greedy_tour or qboruvka_tour: a work-group a tour,
+    `tours` of them) over the sorted `keys` and candidate lists `lists` of m cities into
+    the fragments' buffers (fragments_plan) after `events`; returns the tours.
+    `own(wg)`: the kernel's own arguments after the shared ones, for a work-group of wg."""
+    rt, dinst, n = ctx.rt, ctx.dinst, ctx.inst.n
     k = dinst.kernel("construct", name)
     wg = _single_group(ctx, k)
-    events.append(k(rt.queue, (wg,), (wg,), *dinst.dist_args, keys, lists, m,
+    events.append(k(rt.queue, (tours * wg,), (wg,), *dinst.dist_args, keys, lists, m,
                     bufs.fragments_adj, bufs.fragments_deg, bufs.fragments_parent,
                     bufs.fragments_tour, bufs.fragments_rem, bufs.fragments_where,
                     rt.cl.LocalMemory(4 * wg), rt.cl.LocalMemory(4 * wg), *own(wg)))
     ctx.timed(events)
-    ctx.improve(ctx.read_tour(bufs.fragments_tour), 0)
+    both = rt.read(bufs.fragments_tour, np.int32, tours * n).astype(np.int64)
+    return [both[t * n:(t + 1) * n] for t in range(tours)]
 
 
 def sweep_bits(n: int) -> tuple[int, int, int]:
     """The bits of a Quick-Boruvka sweep key (construct.cl sweep_keys): the city's, then
-    x's and y's from the rest."""
+    the first coordinate's and the other's from the rest."""
     city = max(1, (n - 1).bit_length())
     x = (64 - city + 1) // 2
     return city, x, 64 - city - x
 
 
 def run_quick_boruvka(ctx: SolveContext, p: QuickBoruvkaParams) -> None:
-    """Quick-Boruvka (construct.cl qboruvka_tour): the cities sorted by x, then y, on the
-    device (sweep_keys), then one work-group joins each to its nearest free city (equal
-    distances to the nearer in the plane, then as a hash of the seed draws), looked for
-    first among its `candidates` nearest (qb_lists: each list in qb's order)."""
+    """Quick-Boruvka (construct.cl qboruvka_tour): the cities sorted along each sweep's
+    axis first (sweep_keys; `sweep`: x, y or both), then a work-group a sweep joins each
+    city to its nearest free city (equal distances to the nearer in the plane, then as a
+    hash of the seed draws), looked for first among its `candidates` nearest (qb_lists:
+    each list in qb's order); the shorter tour is kept (x on a tie) and, where there
+    were two, the run's notes say which."""
     rt, dinst, n = ctx.rt, ctx.dinst, ctx.inst.n
     cand = ctx.candidates(CandidateParams("knn", p.candidates))
     seed = np.uint32((ctx.seed ^ (ctx.seed >> 32)) & 0xFFFFFFFF)
     plane = ctx.inst.planar_coords
     low, span = plane.min(axis=0), np.ptp(plane, axis=0)
-    city_bits, x_bits, y_bits = sweep_bits(n)
-    scale = [float((1 << bits) - 1) / float(s) if s > 0 else 0.0 for bits, s in zip((x_bits, y_bits), span)]
+    city_bits, *bits = sweep_bits(n)
     length = padded_length(n)
-    bufs = qb_plan(n, cand.m).allocate(rt)
+    axes = SWEEPS[p.sweep]
+    bufs = qb_plan(n, cand.m, p.sweep).allocate(rt)
+    key_bufs = [bufs.qb_keys] + ([bufs.qb_keys_y] if len(axes) > 1 else [])
     rt.cl.enqueue_copy(rt.queue, bufs.qb_plane, np.ascontiguousarray(plane, np.float64))
-    keys = dinst.kernel("construct", "sweep_keys")
-    events = [keys(rt.queue, (length,), None, n, bufs.qb_plane, float(low[0]), scale[0], float(low[1]),
-                   scale[1], city_bits, bufs.qb_keys, length)]
-    events += sort_keys(rt, bufs.qb_keys, length)
-    events.append(dinst.kernel("construct", "key_cities")(rt.queue, (n,), None, n, bufs.qb_keys, city_bits))
+    events = []
+    for axis, buf in zip(axes, key_bufs):
+        first, then = (axis, 1 - axis)
+        scale = [float((1 << b) - 1) / float(span[a]) if span[a] > 0 else 0.0
+                 for b, a in zip(bits, (first, then))]
+        events.append(dinst.kernel("construct", "sweep_keys")(
+            rt.queue, (length,), None, n, bufs.qb_plane, np.int32(axis), float(low[first]), scale[0],
+            float(low[then]), scale[1], city_bits, buf, length))
+        events += sort_keys(rt, buf, length)
+        events.append(dinst.kernel("construct", "key_cities")(rt.queue, (n,), None, n, buf, city_bits))
     events.append(dinst.kernel("construct", "qb_lists")(rt.queue, (n,), None, *dinst.dist_args, cand.cities,
                                                         cand.m, bufs.qb_plane, seed, bufs.qb_sorted,
                                                         bufs.qb_inner))
-    _fragments_tour(ctx, "qboruvka_tour", bufs.qb_keys, bufs.qb_sorted, cand.m, bufs, events,
-                    lambda wg: (bufs.qb_plane, seed, rt.cl.LocalMemory(8 * wg),
-                                rt.cl.LocalMemory(8 * wg), bufs.qb_inner))
+    tours = _fragments_tours(ctx, "qboruvka_tour", key_bufs[0], bufs.qb_sorted, cand.m, bufs, events,
+                             lambda wg: (bufs.qb_plane, seed, rt.cl.LocalMemory(8 * wg),
+                                         rt.cl.LocalMemory(8 * wg), bufs.qb_inner, key_bufs[-1]),
+                             len(axes))
+    lengths = [ctx.inst.tour_length(t) for t in tours]
+    kept = int(np.argmin(lengths))
+    if len(axes) > 1:
+        ctx.notes.append(f"qb: the sweep along {'xy'[kept]} kept ({lengths[kept]}; along "
+                         f"{'xy'[1 - kept]} {lengths[1 - kept]})")
+    ctx.improve(tours[kept], 0)
 
 
 def _tour_from_keys(ctx: SolveContext, keys, tour, length: int, events: list) -> None:
@@ -282,10 +311,12 @@ SOLVERS = [
                lambda inst, p, limits=None: shared_plan(inst, p.candidates).merge(
                    greedy_plan(inst.n, candidate_length(inst.n, p.candidates))),
                unsupported=_symmetric_only, memory_hint=CANDIDATES_HINT),
-    SolverSpec("qb", "Quick-Boruvka (linkern's start): cities in order of x, pass after pass, "
-               "each joined to its nearest free city until one path",
+    SolverSpec("qb", "Quick-Boruvka (linkern's start): cities in order of x (or y, or both "
+               "and the shorter kept), pass after pass, each joined to its nearest free city "
+               "until one path",
                QuickBoruvkaParams, run_quick_boruvka,
-               lambda inst, p, limits=None: shared_plan(inst, p.candidates).merge(qb_plan(inst.n, p.candidates)),
+               lambda inst, p, limits=None: shared_plan(inst, p.candidates).merge(
+                   qb_plan(inst.n, p.candidates, p.sweep)),
                unsupported=qb_problem, memory_hint=CANDIDATES_HINT),
     SolverSpec("sfc", "Hilbert space-filling curve order", NoParams, run_sfc,
                lambda inst, p, limits=None: shared_plan(inst).merge(sfc_plan(inst.n)),

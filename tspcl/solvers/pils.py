@@ -484,12 +484,12 @@ def qb_may_start(inst: Instance) -> bool:
 def start_plan(inst: Instance, p: SegmentIlsParams, m: int) -> BufferPlan:
     """The start's buffers over candidate lists of m cities: greedy's or qb's, and with
     init=auto where it may choose qb, room for either and choose_start's."""
-    n = inst.n
+    n, qb = inst.n, STARTS["qb"].params_type()
     if not (p.init == "qb" or (p.init == "auto" and qb_may_start(inst))):
         return greedy_plan(n, m)
     if p.init == "qb":
-        return qb_plan(n, m)
-    return qb_plan(n, m).add("greedy_keys", np.uint64, edge_keys(n, m)).merge(ties_plan(n))
+        return qb_plan(n, m, qb.sweep)
+    return qb_plan(n, m, qb.sweep).add("greedy_keys", np.uint64, edge_keys(n, m)).merge(ties_plan(n))
 
 
 def ties_plan(n: int) -> BufferPlan:
