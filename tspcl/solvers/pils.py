@@ -23,6 +23,7 @@ steps of a polish), and the tour only when it publishes a better one
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, ClassVar
 
@@ -277,16 +278,41 @@ class CellLayout:
         return plan
 
 
+class KdDraws:
+    """A run's PARTITIONS k-d partitions (kd_cells), drawn in turn from its seed on a host
+    thread, so that the device's work (the first descent) hides them: 24 ms each on
+    pla85900, where the first eight rounds had waited for them."""
+
+    def __init__(self, inst: Instance, size: int, seed: int):
+        points = inst.coords[:, :COORD_DIMS.get(inst.weight_type, 2)]
+        draws = np.random.default_rng([seed, 0x63656C6C])   # "cell"
+        pool = ThreadPoolExecutor(1)
+        self._drawn = pool.submit(lambda: [kd_cells(points, size, draws) for _ in range(PARTITIONS)])
+        pool.shutdown(wait=False)
+
+    @classmethod
+    def of(cls, ctx: SolveContext, p: SegmentIlsParams, m: int) -> "KdDraws | None":
+        """The draws of a run with k-d cells over candidate lists of m, else None."""
+        layout = CellLayout.of(ctx.inst, p, min(p.candidates, m), ctx.rt.limits)
+        return cls(ctx.inst, layout.size, ctx.seed) if layout.kd else None
+
+    def partition(self, i: int):
+        """(members, first, cell_of) of the i-th partition."""
+        return self._drawn.result()[i]
+
+
 class DeviceCells:
     """The device side of the rounds: the partitions, the kernels and the copies' staging.
 
     Each round takes a partition (k-d cells drawn on the host, PARTITIONS of them in
-    turn; runs of the tour without coordinates; one cell when the tour fits one) and
-    runs `copies` work-groups on every cell, each with its own draws, so that cells x
-    copies fill about GROUPS_PER_UNIT work-groups per compute unit; pils_pick keeps the
-    best copy of each cell and pils_place lays the tour out again."""
+    turn: `draws`, KdDraws.of by default; runs of the tour without coordinates; one cell
+    when the tour fits one) and runs `copies` work-groups on every cell, each with its
+    own draws, so that cells x copies fill about GROUPS_PER_UNIT work-groups per compute
+    unit; pils_pick keeps the best copy of each cell and pils_place lays the tour out
+    again."""
 
-    def __init__(self, ctx: SolveContext, cand, p: SegmentIlsParams, search: DeviceSearch):
+    def __init__(self, ctx: SolveContext, cand, p: SegmentIlsParams, search: DeviceSearch,
+                 draws: KdDraws | None = None):
         rt, inst = ctx.rt, ctx.inst
         n = inst.n
         m = min(p.candidates, cand.m)
@@ -307,8 +333,7 @@ class DeviceCells:
             raise UsageError(f"group {self.group}: this device runs pils_round with at most {most} work-items")
         self.gain_wg = rt.work_group_size(self.k["pils_round_gain"], 256)
         self.ctx, self.rt, self.n, self.cand, self.p, self.search = ctx, rt, n, cand, p, search
-        self.points = inst.coords[:, :COORD_DIMS.get(inst.weight_type, 2)] if self.kd else None
-        self.draws = np.random.default_rng([ctx.seed, 0x63656C6C])   # "cell": the partitions
+        self.draws = (draws or KdDraws.of(ctx, p, cand.m)) if self.kd else None
         self.partitions: list = []
         self.buf = layout.plan(n).allocate(rt)
         if not self.kd:
@@ -319,12 +344,12 @@ class DeviceCells:
                                self.buf.tour_cells_cell_of, cells)
 
     def _partition(self, round_no: int):
-        """Round `round_no`'s k-d partition on the device: drawn the first time its
-        turn comes, kept for the turns after."""
+        """Round `round_no`'s k-d partition on the device: copied from its draw the first
+        time its turn comes, kept for the turns after."""
         while len(self.partitions) <= round_no % PARTITIONS:
             i = len(self.partitions)
             bufs = tuple(getattr(self.buf, f"partition{i}_{part}") for part in ("members", "first", "cell_of"))
-            members, first, cell_of = kd_cells(self.points, self.size, self.draws)
+            members, first, cell_of = self.draws.partition(i)
             for buf, host in zip(bufs, (members, first, cell_of)):
                 self.rt.cl.enqueue_copy(self.rt.queue, buf, host)
             self.partitions.append(bufs + (len(first) - 1,))
@@ -437,6 +462,7 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     if ctx.stop(0):
         return  # the time limit is spent: no candidate lists or search are built
     cand = ctx.candidates(p.candidate_params())
+    draws = KdDraws.of(ctx, p, cand.m) if n >= MIN_CELL else None   # while the descent runs
     search = DeviceSearch(ctx, cand, p.polish_params(cand.m))
     search.load(ctx.best_order, ctx.best_length)
     length = ctx.best_length
@@ -446,7 +472,7 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
         length = descent.length
     if n < MIN_CELL:
         return
-    rounds = CellRounds(ctx, p, DeviceCells(ctx, cand, p, search), search, length)
+    rounds = CellRounds(ctx, p, DeviceCells(ctx, cand, p, search, draws), search, length)
     run_device_loop(ctx, rounds)
     ctx.notes.append(rounds.summary())
 
