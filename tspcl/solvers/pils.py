@@ -22,6 +22,7 @@ steps of a polish), and the tour only when it publishes a better one
 
 from __future__ import annotations
 
+import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -81,10 +82,12 @@ class SegmentIlsParams:
     round_kicks: int = param(64, "kicks per cell per round")
     copies: int = param(0, "work-groups searching each cell a round at most, each with its own "
                         "draws, the best kept (0: as many as fill the device)")
-    bridges: float = param(0.0, "share of the kicks that are double bridges (four joins "
-                           "change, which no single move undoes); the others move a chain next to "
-                           "a city near it (finer).  0.5 is far better at the few kicks a CPU "
-                           "runs, 0 as good or better at a GPU's")
+    bridges: str = param("auto", "share of the kicks that are double bridges (four joins "
+                         "change, which no single move undoes), from 0 to 1; the others move a "
+                         "chain next to a city near it (finer).  auto: 0.5 where the tour fits "
+                         "one cell (its replicas, where a double bridge changes the whole tour's "
+                         "structure), else 0 (in cells it stays inside one piece).  0.5 is also "
+                         "far better at the few kicks a CPU runs")
     window: int = param(200, "cities a chain kick moves at most")
     walk: int = param(40, "steps of each random walk over the candidates that finds a kick's "
                       "cities (linkern's walk kick; 0: any city of the cell)")
@@ -124,8 +127,13 @@ class SegmentIlsParams:
         check_count("round_kicks", self.round_kicks, 1, 1 << 20)
         if self.copies:
             check_count("copies", self.copies, 1, MOST_GROUPS, note=", or 0 for auto")
-        if not 0 <= self.bridges <= 1:
-            raise UsageError(f"bridges must be a share from 0 to 1 (got {self.bridges})")
+        if self.bridges != "auto":
+            try:
+                share = float(self.bridges)
+            except ValueError:
+                share = math.nan
+            if not 0 <= share <= 1:
+                raise UsageError(f"bridges must be auto or a share from 0 to 1 (got {self.bridges!r})")
         check_count("window", self.window, 3, 65535)
         check_count("walk", self.walk, 0, 1000)
         check_count("depth", self.depth, 0, 16)
@@ -143,6 +151,15 @@ class SegmentIlsParams:
         if self.polish != "none" and self.polish not in OPERATORS:
             raise UsageError(f"polish must be none or one of {', '.join(OPERATORS)} (got {self.polish!r})")
         self.candidate_params()   # validates the kind and the list length
+
+    def bridge_share(self, replicas: bool) -> float:
+        """The share of double bridges among the kicks: as given; auto, 0.5 where the
+        cells are `replicas` of the whole tour, else 0 (docs/notebook/pils.md: pr1002 at
+        10 s on an H200, optimal on three seeds of three against 0.36-0.43 % at 0; no
+        gain in cells, fnl4461, pr2392, rl5915)."""
+        if self.bridges == "auto":
+            return 0.5 if replicas else 0.0
+        return float(self.bridges)
 
     def budget(self, n: int, time_limited: bool) -> int:
         """The kicks to run: as given; 'auto': until the time limit (at most MAX_COUNT),
@@ -404,7 +421,7 @@ class DeviceCells:
                 b.local_of, staging, base, index, delta, b.gains,
                 seed & 0xFFFFFFFF, seed >> 32, round_no, offset, copies, int(descend),
                 kicks // groups, kicks % groups, self.p.window, self.p.walk,
-                round(self.p.bridges * BRIDGE_SCALE),
+                round(self.p.bridge_share(n <= self.size) * BRIDGE_SCALE),
                 global_offset=(first_group * self.group,) if first_group else None)]
 
         def lay_out() -> list:
