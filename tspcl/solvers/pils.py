@@ -313,9 +313,12 @@ class KdDraws:
         layout = CellLayout.of(ctx.inst, p, min(p.candidates, m), ctx.rt.limits)
         return cls(ctx.inst, layout.size, ctx.seed) if layout.kd else None
 
-    def partition(self, i: int):
-        """(members, first, cell_of) of the i-th partition."""
-        return self._drawn.result()[i]
+    def take(self, i: int):
+        """(members, first, cell_of) of the i-th partition, forgotten here (the device
+        keeps it: a million cities' eight partitions are 64 MB on the host)."""
+        drawn = self._drawn.result()
+        partition, drawn[i] = drawn[i], None
+        return partition
 
 
 class DeviceCells:
@@ -366,7 +369,7 @@ class DeviceCells:
         while len(self.partitions) <= round_no % PARTITIONS:
             i = len(self.partitions)
             bufs = tuple(getattr(self.buf, f"partition{i}_{part}") for part in ("members", "first", "cell_of"))
-            members, first, cell_of = self.draws.partition(i)
+            members, first, cell_of = self.draws.take(i)
             for buf, host in zip(bufs, (members, first, cell_of)):
                 self.rt.cl.enqueue_copy(self.rt.queue, buf, host)
             self.partitions.append(bufs + (len(first) - 1,))
