@@ -131,7 +131,7 @@ __kernel void batch_search(__global const double *restrict g_coords,
     __local ushort path[L_MAX], at[L_MAX], saved[L_MAX], piece[L_MAX], saved_piece[L_MAX],
         best[L_MAX], lcand[L_MAX * M], queue[QCAP];
     __local long tour_length;
-    __local uchar queued[L_MAX];
+    __local uchar queued[L_MAX], joint[L_MAX];
     __local int keep[QCAP], shared[SHARED_INTS];
     __local long gains[WG];
     __local uint codes[WG];
@@ -148,6 +148,7 @@ __kernel void batch_search(__global const double *restrict g_coords,
         at[c] = (ushort)p;
         piece[p] = 0;
         queued[p] = 0;
+        joint[p] = 0;                   /* one piece: no span */
     }
     for (int t = lid; t < len * M; t += WG)
         lcand[t] = cand[(long)base * M + t];
@@ -162,8 +163,8 @@ __kernel void batch_search(__global const double *restrict g_coords,
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* slack: slack_milli / 1000 of the tour's mean edge at the launch's start */
-    path_ils(DIST_ARGS, SEG_PASS, path, at, piece, saved, saved_piece, best, len, lcand,
-             queue, queued, keep, shared, gains, codes, rkey, launch, 0u, descend, kicks[g],
+    path_ils(DIST_ARGS, SEG_PASS, path, at, piece, joint, NONE, saved, saved_piece, best, len,
+             lcand, queue, queued, keep, shared, gains, codes, rkey, launch, 0u, descend, kicks[g],
              window, walk, bridge_cut, tour_length * slack_milli / (1000L * len));
 
     for (int p = lid; p < len; p += WG)

@@ -8,6 +8,14 @@
  * keeps the two end cities of every piece and which end joins which, so the tour outside
  * the cell is untouched, and the improvements of every cell are kept together: the
  * pieces only change their insides and lengths, and pils_place lays them out again.
+ *   Except in spans: the tour is cut into `windows` windows of keys a round, and in each
+ * one cell (the one at the window's middle, each cell once) lays the pieces that lie
+ * inside the window (SPAN_PIECES at most) out as one span whose joints stand for the
+ * tour between them (pils_search.h): any move that keeps the joints is a move of the
+ * whole tour that changes only the window's part, so windows never interfere.  A span's
+ * pieces may change which end joins which: the outside paths between them change
+ * places or turn round, which pils_rejoin lays out after pils_place.  (Re-pairing two
+ * cells' pieces at once can split the tour; one cell a window cannot.)
  *   Cells are k-d cells of the plane (the host's partitions, pils.py), so a city's
  *   nearest candidates are in its cell whichever pass of the tour they lie on; or runs
  *   of the tour (pils_tour_cells: one piece each) where there are no coordinates.
@@ -18,6 +26,16 @@
  * Build defines: as pils_search.h's (L_MAX: the most cities a cell holds).
  */
 #include "pils_search.h"
+
+#define SPAN_PIECES 64               /* pieces a span holds at most */
+/* A span's record (rejoin[]): [0] its joints J (0: no span), [1 + i] the first key of
+ * its piece i (i <= J), [1 + SPAN_PIECES + i] the cities now between joints i - 1 and i,
+ * [1 + 2 SPAN_PIECES + r] joint r in path order: the outside path after piece j = value &
+ * 0xFFFF, walked forward (value >> 16 = 1, from piece j to j + 1) or turned round. */
+#define REJOIN_INTS (1 + 3 * SPAN_PIECES)
+#define REJOIN_KEYS 1
+#define REJOIN_LENGTHS (1 + SPAN_PIECES)
+#define REJOIN_JOINTS (1 + 2 * SPAN_PIECES)
 
 /* Positions of the cities: pos[tour[p]] = p. */
 __kernel void pils_positions(__global const int *restrict tour, __global int *restrict pos,
@@ -109,7 +127,9 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
                          const uint seed_lo, const uint seed_hi, const uint round,
                          const int offset, const int copies,
                          const int descend, const int kicks, const int extra,
-                         const int window, const int walk, const uint bridge_cut)
+                         const int window, const int walk, const uint bridge_cut,
+                         __global const int *restrict window_of, const int windows,
+                         __global int *restrict rejoin)
 {
     __local int city[L_MAX], key[L_MAX];
 #if LOCAL_XY
@@ -117,8 +137,8 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
 #endif
     __local ushort path[L_MAX], at[L_MAX], saved[L_MAX], piece[L_MAX], saved_piece[L_MAX],
         old_len[L_MAX], lcand[L_MAX * M], queue[QCAP];
-    __local uchar queued[L_MAX];
-    __local int keep[QCAP], shared[SHARED_INTS];
+    __local uchar queued[L_MAX], joint[L_MAX];
+    __local int keep[QCAP], shared[SHARED_INTS], span_at[2];
     __local long gains[WG];
     __local uint codes[WG];
 
@@ -126,6 +146,8 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
     const int cell = g / copies, base = first[cell], len = first[cell + 1] - base;
     const long copy = (long)(g % copies) * n;      /* this copy's staging */
     const int my_kicks = kicks + (g < extra);
+    const int w = windows ? window_of[cell] : -1;  /* this cell's window, if any */
+    const long rec = (long)(w * copies + g % copies) * REJOIN_INTS;
 
     /* the cell's cities in key order: key[i] of member i, its rank is its local index */
     for (int i = lid; i < len; i += WG) {
@@ -150,6 +172,7 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
         path[i] = (ushort)i;
         at[i] = (ushort)i;
         queued[i] = 0;
+        joint[i] = 0;
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     /* pieces: runs of consecutive keys; piece j's first key goes to key[j] (j <= i, so
@@ -167,6 +190,32 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
             prev = k;
         }
         shared[0] = 0;
+        /* the span: the pieces s .. e wholly inside the window, if two or more */
+        int s = 0, e = -1, from = 0;
+        if (w >= 0) {
+            const int wlo = (int)((long)w * n / windows), whi = (int)((long)(w + 1) * n / windows);
+            while (s < pieces && key[s] < wlo)
+                from += old_len[s++];
+            e = s - 1;
+            while (e + 1 < pieces && e + 1 - s < SPAN_PIECES && key[e + 1] + old_len[e + 1] <= whi)
+                e++;
+        }
+        const int joints = e > s ? e - s : 0;
+        int to = from;
+        for (int j = s; j <= e; j++)
+            to += old_len[j];
+        for (int i = from; joints && i < to; i++) {   /* one piece number, joints between */
+            const int j = piece[i];
+            joint[i] = (uchar)(i + 1 < to && piece[i + 1] != j ? j - s + 1 : 0);
+            piece[i] = (ushort)s;
+        }
+        span_at[0] = joints ? s : NONE;
+        span_at[1] = joints;
+        if (w >= 0) {
+            rejoin[rec] = joints;
+            for (int i = 0; i <= joints; i++)
+                rejoin[rec + REJOIN_KEYS + i] = key[s + i];
+        }
     }
     for (int t = lid; t < len * M; t += WG) {
         const int d = cand[(long)city[t / M] * cand_m + t % M];
@@ -176,30 +225,48 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
     barrier(CLK_LOCAL_MEM_FENCE);
 
     const rng_key_t rkey = {seed_lo, seed_hi};
-    const long total = path_ils(DIST_ARGS, SEG_PASS, path, at, piece, saved, saved_piece,
-                                saved, len, lcand, queue, queued, keep, shared, gains, codes,
+    const int span = span_at[0];
+    const long total = path_ils(DIST_ARGS, SEG_PASS, path, at, piece, joint, span, saved,
+                                saved_piece, saved, len, lcand, queue, queued, keep, shared,
+                                gains, codes,
                                 rkey, round, (uint)g, descend, my_kicks, window, walk,
                                 bridge_cut, 0);       /* no slack: `best` is never touched */
 
-    /* each position's run start in saved[] and the pieces' growth (one work-item),
-     * then the staging */
+    /* runs: the pieces, and in the span the stretches between two joints, the span's
+     * r-th going to its piece s + r's place; each position's run start in saved[] and
+     * its place in saved_piece[], each place's growth, the span's joints in path order
+     * (one work-item); then the staging */
     if (lid == 0) {
-        int start = 0;
-        for (int i = 0; i < len; i++) {
-            if (i > 0 && piece[path[i]] != piece[path[i - 1]]) {
-                const int j = piece[path[i - 1]];
-                delta[copy + key[j]] = (i - start) - old_len[j];
+        int start = 0, place = piece[path[0]];
+        for (int i = 0; i <= len; i++) {
+            const int label = i < len ? piece[path[i]] : NONE;
+            const int prev = i > 0 ? piece[path[i - 1]] : NONE;
+            const int at_joint = label == span && prev == span && JOINT(path[i - 1], path[i]);
+            const int cut = i == len || (i > 0 && (label != prev || at_joint));
+            if (cut) {
+                delta[copy + key[place]] = (i - start) - old_len[place];
+                if (prev == span)
+                    rejoin[rec + REJOIN_LENGTHS + place - span] = i - start;
+            }
+            if (at_joint) {    /* the outside path after piece j, forward when j's end is first */
+                const int u = path[i - 1], v = path[i];
+                rejoin[rec + REJOIN_JOINTS + place - span] = (joint[min(u, v)] - 1)
+                                                             | ((u < v) << 16);
+            }
+            if (cut && i < len) {
+                place = at_joint ? place + 1 : label;
                 start = i;
             }
-            saved[i] = (ushort)start;
+            if (i < len) {
+                saved[i] = (ushort)start;
+                saved_piece[i] = (ushort)place;
+            }
         }
-        const int j = piece[path[len - 1]];
-        delta[copy + key[j]] = (len - start) - old_len[j];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int i = lid; i < len; i += WG) {
         staging[copy + base + i] = city[path[i]];
-        staging_base[copy + base + i] = key[piece[path[i]]];
+        staging_base[copy + base + i] = key[saved_piece[i]];
         staging_index[copy + base + i] = i - saved[i];
     }
     if (lid == 0)
@@ -276,13 +343,15 @@ __kernel void pils_place(__global const int *restrict staging,
 }
 
 /* The best copy of every cell (a work-group per cell): the largest gain[c copies + r]
- * (ties to the smallest r) goes to cell_gain[c], and its staging and its pieces'
- * growth become copy 0's. */
+ * (ties to the smallest r) goes to cell_gain[c], and its staging, its pieces' growth
+ * and, where the cell has a window, its span's record become copy 0's. */
 __kernel void pils_pick(__global const long *restrict gain, const int copies,
                         __global const int *restrict first, const int n,
                         __global int *restrict staging, __global int *restrict staging_base,
                         __global int *restrict staging_index, __global int *restrict delta,
-                        __global long *restrict cell_gain, __local long *gains,
+                        __global long *restrict cell_gain,
+                        __global const int *restrict window_of, const int windows,
+                        __global int *restrict rejoin, __local long *gains,
                         __local uint *codes)
 {
     const int lid = get_local_id(0), c = get_group_id(0);
@@ -302,8 +371,90 @@ __kernel void pils_pick(__global const long *restrict gain, const int copies,
         staging_index[i] = staging_index[from + i];
         delta[b] = delta[from + b];
     }
+    const int w = windows ? window_of[c] : -1;
+    const long rec = (long)w * copies * REJOIN_INTS;
+    for (int t = lid; t < (w >= 0 && code ? REJOIN_INTS : 0); t += get_local_size(0))
+        rejoin[rec + t] = rejoin[rec + (long)code * REJOIN_INTS + t];
     if (lid == 0)
         cell_gain[c] = best;
+}
+
+/* The round's windows (one work-item): window w, keys [w n / windows, (w + 1) n / windows),
+ * goes to the cell of the city at its middle (window_of[cell] = w, each cell's first
+ * window; window_of must be -1 for every cell before), its span record empty until that
+ * cell's search writes it. */
+__kernel void pils_windows(__global const int *restrict tour, const int n, const int offset,
+                           const int windows, __global const int *restrict cell_of,
+                           __global int *restrict window_of, const int copies,
+                           __global int *restrict rejoin)
+{
+    for (int w = 0; w < windows; w++) {
+        const int mid = (int)(((long)w * n / windows + (long)(w + 1) * n / windows) / 2) + offset;
+        const int c = cell_of[tour[mid >= n ? mid - n : mid]];
+        rejoin[(long)w * copies * REJOIN_INTS] = 0;
+        if (window_of[c] < 0)
+            window_of[c] = w;
+    }
+}
+
+/* The spans' outside paths laid out (a work-group per window, after pils_place): the
+ * tour holds, in key order, the span's runs in its pieces' places with the outside paths
+ * between them as they were (blocks 2i: run i, 2i + 1: the path after piece i); the
+ * runs stay in order and after run r comes the outside path of joint r, forward or turned
+ * round.  `moved` (n ints) is scratch; `table` holds 4 ints a block. */
+__kernel void pils_rejoin(__global const int *restrict rejoin, const int copies,
+                          __global const int *restrict shift, const int n, const int offset,
+                          __global int *restrict tour, __global int *restrict moved,
+                          __local int *table)
+{
+    __local int *src = table, *dst = table + 2 * SPAN_PIECES, *size = table + 4 * SPAN_PIECES,
+        *turn = table + 6 * SPAN_PIECES;
+    const int lid = get_local_id(0);
+    const long rec = (long)get_group_id(0) * copies * REJOIN_INTS;
+    const int joints = rejoin[rec], blocks = joints ? 2 * joints + 1 : 0;
+    if (lid == 0 && joints) {
+        for (int i = 0; i <= joints; i++) {
+            const int k = rejoin[rec + REJOIN_KEYS + i];
+            src[2 * i] = k + shift[k];
+            size[2 * i] = rejoin[rec + REJOIN_LENGTHS + i];
+        }
+        for (int i = 0; i < joints; i++) {
+            src[2 * i + 1] = src[2 * i] + size[2 * i];
+            size[2 * i + 1] = src[2 * i + 2] - src[2 * i + 1];
+        }
+        int at = src[0] + size[0];
+        dst[0] = src[0];
+        turn[0] = 0;
+        for (int r = 0; r < joints; r++) {
+            const int code = rejoin[rec + REJOIN_JOINTS + r], b = 2 * (code & 0xFFFF) + 1;
+            dst[b] = at;
+            turn[b] = !(code >> 16);
+            at += size[b];
+            dst[2 * r + 2] = at;
+            turn[2 * r + 2] = 0;
+            at += size[2 * r + 2];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int from = blocks ? src[0] : 0, to = blocks ? src[blocks - 1] + size[blocks - 1] : 0;
+    for (int p = from + lid; p < to; p += get_local_size(0)) {
+        int lo = 0, hi = blocks - 1;                 /* the last block starting at or before p */
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) / 2;
+            if (src[mid] <= p)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        const int off = p - src[lo], q = dst[lo] + (turn[lo] ? size[lo] - 1 - off : off);
+        const int pk = p + offset, qk = q + offset;
+        moved[qk >= n ? qk - n : qk] = tour[pk >= n ? pk - n : pk];
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    for (int p = from + lid; p < to; p += get_local_size(0)) {
+        const int pk = p + offset;
+        tour[pk >= n ? pk - n : pk] = moved[pk >= n ? pk - n : pk];
+    }
 }
 
 /* The round's gain (one work-group): total[0] = the sum of cell_gain[0 .. count). */

@@ -4,7 +4,12 @@
  *
  * The path is `len` local indices (path[p] the index at position p, at[] its position)
  * split into pieces (piece[] of each index); every move keeps the two end cities of
- * every piece and which end joins which.
+ * every piece and which end joins which, except inside a span: pieces that share one
+ * piece number, `span`, with a joint (joint[x] nonzero: local indices x and x + 1)
+ * between each two, which stands for the tour outside the cell between them.  No move
+ * removes a joint, so inside a span any move of the path is a move of the whole tour
+ * (the outside paths turn round or change places with the joints: pils.cl lays them
+ * out), and no chain or double bridge with a joint inside leaves the span.
  *
  * The search on the pieces uses three moves over the candidate lists:
  *   2-opt: for city a and candidate c, the edges after (or before) both are replaced by
@@ -87,6 +92,12 @@ inline long seg_dist(DIST_PARAMS, SEG_ARGS, const int a, const int b)
 /* Positions p and q are in one piece (pieces are runs of positions, and no move takes a
  * city across a reversal's ends, so a position's piece stays while a chain is built). */
 #define SAME_PIECE(p, q) (piece[path[p]] == piece[path[q]])
+/* The edge between local indices u and v is a joint (never removed). */
+#define JOINT(u, v) ((u) - (v) == 1 ? joint[v] : (v) - (u) == 1 ? joint[u] : 0)
+/* The edge between positions p and p + 1 is a joint. */
+#define JOINT_AT(p) JOINT(path[p], path[(p) + 1])
+/* A chain of pieces p and q may not change pieces (p != q) when one is the span. */
+#define SPAN_BOUND(p, q) ((p) != (q) && ((p) == span || (q) == span))
 #if LK_DEPTH
 /* Position p through the reversal of [lo, hi] (an involution). */
 inline int through(const int p, const int lo, const int hi)
@@ -103,12 +114,12 @@ inline int through(const int p, const int lo, const int hi)
  * The first t3 is c; later ones the candidate among the first M of t2 with a positive
  * partial gain and the best look-ahead -d(t2, t3) + d(t3, t4) (ties to list order); a
  * removed edge is never added back nor an added one removed, and every step's reversal
- * lies inside one piece.  The steps are not applied
+ * lies inside one piece; no removed edge is a joint.  The steps are not applied
  * while searching: positions are mapped through the reversals so far.  Returns the
  * best closing gain (0: none) and, in count/lo/hi, the reversals of that chain. */
 inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
                        __local const ushort *restrict at, __local const ushort *restrict piece,
-                       __local const ushort *restrict lcand,
+                       __local const uchar *restrict joint, __local const ushort *restrict lcand,
                        const int len, const int a, const int c, const int side, int *count,
                        int *lo, int *hi)
 {
@@ -117,6 +128,8 @@ inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict pat
     if ((side == 0 ? i + 1 : i - 1) < 0 || (side == 0 ? i + 1 : i - 1) > len - 1)
         return 0;
     const int t1 = path[side == 0 ? i + 1 : i - 1];
+    if (JOINT(t1, a))
+        return 0;
     int t2 = a, t3 = c, k = 0;
     long G = SD(t1, a), best = 0;
     *count = 0;
@@ -134,7 +147,7 @@ inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict pat
         for (int r = k - 1; r >= 0; r--)
             q = through(q, lo[r], hi[r]);
         const int t4 = path[q];
-        if (edge_in(t2, t3, rx, ry, k + 1) || edge_in(t3, t4, ax, ay, k))
+        if (edge_in(t2, t3, rx, ry, k + 1) || edge_in(t3, t4, ax, ay, k) || JOINT(t3, t4))
             return best;
         G += SD(t3, t4) - SD(t2, t3);
         ax[k] = t2; ay[k] = t3;
@@ -180,7 +193,7 @@ inline long path_chain(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict pat
             const long g = G - CAND_DIST(t2, s, xi);
             const long val = g + SD(xi, path[qy]);
             if (x != NONE && x != t1 && g > 0 && inside && px != p1 && px != p2 && py != p2
-                && SAME_PIECE(first, last) && (t5 < 0 || val > top)) {
+                && SAME_PIECE(first, last) && !JOINT(xi, path[qy]) && (t5 < 0 || val > top)) {
                 top = val;
                 t5 = x;
             }
@@ -229,9 +242,11 @@ inline int chain_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path
  * 1: before c) for Or-opt, on the path of `len` positions: its gain (old length minus
  * new), the reversals [lo[r], hi[r]] that apply it, in order, and for Or-opt the chain's
  * new place (chain_move's where; where[2] = NONE otherwise; where[5] = NONE).  Returns how many reversals
- * (0: no such move).  Positions 0 and len - 1 are never inside a reversal. */
+ * (0: no such move).  Positions 0 and len - 1 are never inside a reversal, no joint is
+ * removed, and no chain with a joint inside leaves the span or enters it. */
 inline int path_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
                      __local const ushort *restrict at, __local const ushort *restrict piece,
+                     __local const uchar *restrict joint, const int span,
                      __local const ushort *restrict lcand, const int len, const int a,
                      const int c, const int side, const int variant, long *gain, int *lo,
                      int *hi, int *where)
@@ -243,8 +258,8 @@ inline int path_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
 #if LK_DEPTH
     if (variant == LK_VARIANT) {
         int count;
-        *gain = path_chain(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a, c, side,
-                           &count, lo, hi);
+        *gain = path_chain(DIST_ARGS, SEG_PASS, path, at, piece, joint, lcand, len, a, c,
+                           side, &count, lo, hi);
         return *gain > 0 ? count : 0;
     }
 #endif
@@ -253,7 +268,7 @@ inline int path_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
             return 0;
         const int step = side == 0 ? 1 : -1;
         const int a1 = path[i + step], c1 = path[j + step];
-        if (a1 == c || c1 == a)
+        if (a1 == c || c1 == a || JOINT(a, a1) || JOINT(c, c1))
             return 0;
         lo[0] = min(i, j) + (side == 0);
         hi[0] = max(i, j) - (side == 1);
@@ -266,7 +281,11 @@ inline int path_move(DIST_PARAMS, SEG_ARGS, __local const ushort *restrict path,
     const int u = ends_at_a ? i - s + 1 : i, v = u + s - 1;   /* the chain [u, v] */
     const int x = side == 0 ? j : j - 1;                      /* insert between x, x + 1 */
     if (u < 1 || v > len - 2 || x < 0 || x > len - 2 || (x >= u - 1 && x <= v)
-        || !SAME_PIECE(u - 1, v + 1) || !SAME_PIECE(x, x + 1))
+        || !SAME_PIECE(u - 1, v + 1) || !SAME_PIECE(x, x + 1) || JOINT_AT(u - 1)
+        || JOINT_AT(v) || JOINT_AT(x))
+        return 0;
+    if (SPAN_BOUND(piece[path[u]], piece[path[x]])
+        && ((s > 1 && JOINT_AT(u)) || (s > 2 && JOINT_AT(u + 1))))
         return 0;
     /* a goes next to c: on c's side 0 that is next to x's city (chain end e1) */
     const int flip = (side == 0) != (a == path[u]);
@@ -371,7 +390,8 @@ inline int shared_move(__local const int *shared, int *lo, int *hi, int *where)
  * returns the total gain, the same in every work-item. */
 inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
                         __local ushort *restrict at, __local ushort *restrict piece,
-                        const int len, __local const ushort *restrict lcand,
+                        __local const uchar *restrict joint, const int span, const int len,
+                        __local const ushort *restrict lcand,
                         __local ushort *queue, __local uchar *queued, __local int *keep,
                         __local int *shared, __local long *gains, __local uint *codes)
 {
@@ -399,8 +419,8 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
             for (int variant = 0; variant < VARIANTS; variant++) {
                 long g;
                 int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS];
-                const int count = path_move(DIST_ARGS, SEG_PASS, path, at, piece, lcand, len, a,
-                                            c, side, variant, &g, lo, hi, where);
+                const int count = path_move(DIST_ARGS, SEG_PASS, path, at, piece, joint, span,
+                                            lcand, len, a, c, side, variant, &g, lo, hi, where);
                 if (count && g > 0) {
                     found = 1;
                     const uint mc = move_code(a, k, side, variant);
@@ -500,11 +520,13 @@ inline int walk_from(__local const ushort *restrict path, __local const ushort *
  *     (turned round or not) next to the end of one walk, on either side of it, where the
  *     edge is inside a piece: a 3-change (chain_move), which one Or-opt or LK move may
  *     undo, so a finer kick.
+ * Neither removes a joint, nor moves cities between the span and another piece.
  * Returns the reversal count (0: no kick found in KICK_TRIES draws), the cost (new length
  * minus old), the reversals, and in where[] the cities that change pieces (path_apply). */
 inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint round,
                      const uint g, const uint kick, __local const ushort *restrict path,
                      __local const ushort *restrict at, __local const ushort *restrict piece,
+                     __local const uchar *restrict joint, const int span,
                      __local const ushort *restrict lcand, const int len, const int window,
                      const int walk, const uint bridge_cut, long *cost, int *lo, int *hi,
                      int *where)
@@ -519,7 +541,8 @@ inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint roun
                 v--;
             const int x = at[walk_from(path, lcand, path[u], walk, len, &st)] - (int)(r.w & 1);
             if (v < u || x < 0 || x > len - 2 || (x >= u - 1 && x <= v)
-                || !SAME_PIECE(x, x + 1))
+                || !SAME_PIECE(x, x + 1) || JOINT_AT(u - 1) || JOINT_AT(v) || JOINT_AT(x)
+                || SPAN_BOUND(piece[path[u]], piece[path[x]]))
                 continue;
             long gain;
             where[5] = NONE;
@@ -539,7 +562,9 @@ inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint roun
                 q[j - 1] = x;
             }
         if (q[0] < 0 || q[3] > len - 2 || q[0] == q[1] || q[1] == q[2] || q[2] == q[3]
-            || !SAME_PIECE(q[0], q[1] + 1) || !SAME_PIECE(q[2], q[3] + 1))
+            || !SAME_PIECE(q[0], q[1] + 1) || !SAME_PIECE(q[2], q[3] + 1) || JOINT_AT(q[0])
+            || JOINT_AT(q[1]) || JOINT_AT(q[2]) || JOINT_AT(q[3])
+            || SPAN_BOUND(piece[path[q[0]]], piece[path[q[3]]]))
             continue;
         const int a_end = path[q[0]], b1 = path[q[0] + 1], b_end = path[q[1]];
         const int c1 = path[q[1] + 1], c_end = path[q[2]], d1 = path[q[2] + 1];
@@ -577,6 +602,7 @@ inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint roun
  * Returns how much shorter the path is, the same in every work-item. */
 inline long path_ils(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
                      __local ushort *restrict at, __local ushort *restrict piece,
+                     __local const uchar *restrict joint, const int span,
                      __local ushort *restrict saved, __local ushort *restrict saved_piece,
                      __local ushort *restrict best, const int len,
                      __local const ushort *restrict lcand,
@@ -610,14 +636,15 @@ inline long path_ils(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
         long cost = 0;
         int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS] = {0, -1, NONE, 0, -1, NONE};
         const int count = kicking ? kick_move(DIST_ARGS, SEG_PASS, rkey, round, g,
-                                              (uint)kick, path, at, piece, lcand, len, window,
-                                              walk, bridge_cut, &cost, lo, hi, where) : 0;
+                                              (uint)kick, path, at, piece, joint, span, lcand,
+                                              len, window, walk, bridge_cut, &cost, lo, hi,
+                                              where) : 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         path_apply(path, at, piece, count, lo, hi, where);
         if (lid == 0)
             queue_ends(path, len, queue, queued, &shared[0], count, lo, hi);
-        const long found = path_search(DIST_ARGS, SEG_PASS, path, at, piece, len, lcand, queue,
-                                       queued, keep, shared, gains, codes);
+        const long found = path_search(DIST_ARGS, SEG_PASS, path, at, piece, joint, span, len,
+                                       lcand, queue, queued, keep, shared, gains, codes);
         const long after = total + found - cost;     /* with the kick kept */
         const int undo = kicking && best_total - after > slack;
         for (int i = lid; i < (undo ? len : 0); i += WG) {

@@ -6,7 +6,8 @@ Or-opt move of a chain inside a piece into an edge inside a piece of the same ce
 makes a candidate edge is enumerated directly from the definition, and none may improve
 after a descent; nor may any Lin-Kernighan chain, followed step by step on the host by its
 definition.  Rounds keep the tour a permutation, keep every edge between two cells
-(so the ends of every piece), and report exact gains; runs reproduce.
+(so the ends of every piece; spans may join them otherwise), and report exact gains;
+runs reproduce.
 """
 
 from __future__ import annotations
@@ -267,6 +268,34 @@ def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, m
         order = out
 
 
+def _pairings(order, cell_of, offset):
+    """Each cell's pieces as the pairs of their end cities."""
+    return {cell: sorted(tuple(sorted((p[0], p[-1]))) for p in pieces)
+            for cell, pieces in _pieces(order, cell_of, offset).items()}
+
+
+def test_spans_change_which_piece_ends_join_and_keep_the_tour_exact(rt):  # noqa: F811
+    """spans: in each window one cell's pieces may join other ends (the tour between them
+    laid out again by pils_rejoin); still a permutation, every edge between two cells
+    kept, the gains exact (an outside path turned the wrong way would change the
+    length).  Without spans no pairing ever changes; with them, some must."""
+    n = 1000
+    inst = _uniform(n, 3)
+    for spans in (0, 8):
+        rounds = Rounds(rt, inst, cell=128, spans=spans, bridges="0.5")
+        order, changed = _greedy(rt, inst), 0
+        for round_no, offset in enumerate((0, 37, 250, 11, 120, 199)):
+            out, gain, _, cell_of = rounds.run(order, round_no, offset, round_no == 0, 10_000)
+            assert sorted(out.tolist()) == list(range(n))
+            crossing = {e for e in _edges(order) if len({int(cell_of[c]) for c in e}) == 2}
+            assert crossing <= _edges(out), "an edge between two cells changed"
+            assert inst.tour_length(order) - inst.tour_length(out) == gain
+            before, after = _pairings(order, cell_of, offset), _pairings(out, cell_of, offset)
+            changed += sum(before[cell] != after[cell] for cell in before)
+            order = out
+        assert (changed > 0) == (spans > 0), f"spans={spans}: {changed} cells joined other ends"
+
+
 def _polish(rt, inst):  # noqa: F811
     """The solver's whole-tour search and cells on `inst` (cells of CELL cities)."""
     ctx = SolveContext(rt, DeviceInstance(rt, inst), seed=1)
@@ -376,15 +405,16 @@ def test_kicks_improve_a_local_optimum_and_reproduce(rt):  # noqa: F811
     assert not np.array_equal(a[0], c[0]), "another seed drew the same kicks"
 
 
-@pytest.mark.parametrize("bridges, walk, step_moves", [("0", "40", "2"), ("1", "40", "2"), ("1", "0", "2"),
-                                                      ("0", "40", "1")])
-def test_the_solver_gives_a_reproducible_exact_tour(rt, bridges, walk, step_moves):  # noqa: F811
+@pytest.mark.parametrize("bridges, walk, step_moves, spans", [("0", "40", "2", "0"), ("1", "40", "2", "0"),
+                                                             ("1", "0", "2", "0"), ("0", "40", "1", "0"),
+                                                             ("0.5", "40", "2", "4")])
+def test_the_solver_gives_a_reproducible_exact_tour(rt, bridges, walk, step_moves, spans):  # noqa: F811
     """(chain kicks only, double bridges only, double bridges anywhere in the cell; one
-    move a step)"""
+    move a step; spans)"""
     inst = _uniform(512, 9)
     spec = get_solver("pils")
     params = spec.params_from({"cell": str(CELL), "round_kicks": "8", "bridges": bridges,
-                               "walk": walk, "step_moves": step_moves})
+                               "walk": walk, "step_moves": step_moves, "spans": spans})
     first = solve(inst, spec, params, rt, seed=4, iterations=2 * 512)
     again = solve(inst, spec, params, rt, seed=4, iterations=2 * 512)
     assert sorted(first.order.tolist()) == list(range(512))

@@ -51,6 +51,9 @@ MIN_CELL = 16           # the smallest cell worth a work-group
 PARTITIONS = 8          # k-d partitions drawn and kept, used in turn
 SCAN_CHUNK = 4096       # pils.cl SCAN_CHUNK
 SCAN_WG = 256           # work-items of the scan kernels (divides SCAN_CHUNK)
+SPAN_PIECES = 64        # pieces a span holds at most (pils.cl SPAN_PIECES)
+REJOIN_INTS = 1 + 3 * SPAN_PIECES   # a span's record (pils.cl REJOIN_INTS)
+MOST_SPANS = 64         # spans a round at most
 GROUPS_PER_UNIT = 4     # work-groups a round runs per compute unit (copies of cells)
 POLISH_CHUNK = 8        # polish steps enqueued between two reads of the search's words
 AUTO_KICKS_PER_CITY = 100  # kicks=auto without a time limit
@@ -82,6 +85,11 @@ class SegmentIlsParams:
     round_kicks: int = param(64, "kicks per cell per round")
     copies: int = param(0, "work-groups searching each cell a round at most, each with its own "
                         "draws, the best kept (0: as many as fill the device)")
+    spans: int = param(0, "windows of the tour a round (k-d cells): in each, one cell's pieces "
+                       "that lie inside it become one span, whose moves may change which piece "
+                       "end joins which (the tour between them turns round or changes places); "
+                       "elsewhere every piece keeps its ends' pairing (0: no spans, at most "
+                       "{})".format(MOST_SPANS))
     bridges: str = param("auto", "share of the kicks that are double bridges (four joins "
                          "change, which no single move undoes), from 0 to 1; the others move a "
                          "chain next to a city near it (finer).  auto: 0.5 where the tour fits "
@@ -127,6 +135,7 @@ class SegmentIlsParams:
         check_count("round_kicks", self.round_kicks, 1, 1 << 20)
         if self.copies:
             check_count("copies", self.copies, 1, MOST_GROUPS, note=", or 0 for auto")
+        check_count("spans", self.spans, 0, MOST_SPANS)
         if self.bridges != "auto":
             try:
                 share = float(self.bridges)
@@ -187,7 +196,7 @@ class SegmentIlsParams:
 
 def local_bytes(length: int, m: int, local_xy: bool, group: int) -> int:
     """Local memory of one pils_round work-group of `group` work-items (pils.cl's arrays)."""
-    per_city = 8 + (16 if local_xy else 0) + 6 * 2 + 2 * m + 1
+    per_city = 8 + (16 if local_xy else 0) + 6 * 2 + 2 * m + 2
     return length * per_city + QUEUE_SLOTS * 6 + 4 * (8 + 2 * 16) + group * 12
 
 
@@ -277,9 +286,10 @@ class CellLayout:
         piece) and the pieces' growth, `most_copies` n-sized each; the cities' local
         indices and shifts, the scan's chunk sums, the tour's neighbours at the last
         polish (two a city); the gains of every work-group (cells x
-        copies, at most `target` or one a cell), of every cell and of the round; and the
-        cells: the PARTITIONS k-d partitions, or the tour's runs (members, first members,
-        cell of each city)."""
+        copies, at most `target` or one a cell), of every cell and of the round; the
+        spans' windows (one a cell), records (a window's copies: at most `target`, or one
+        a window) and scratch (n); and the cells: the PARTITIONS k-d partitions, or the
+        tour's runs (members, first members, cell of each city)."""
         most_cells = n // MIN_CELL + 1
         i4, i8 = np.int32, np.int64
         plan = BufferPlan()
@@ -288,7 +298,8 @@ class CellLayout:
         plan = (plan.add("local_of", i4, n).add("shift", i4, n).add("sums", i4, -(-n // SCAN_CHUNK))
                 .add("neighbours", i4, 2 * n)
                 .add("gains", i8, max(most_cells, self.target)).add("cell_gain", i8, most_cells)
-                .add("round_gain", i8, 1))
+                .add("round_gain", i8, 1).add("window_of", i4, most_cells)
+                .add("rejoin", i4, max(self.target, MOST_SPANS) * REJOIN_INTS).add("moved", i4, n))
         for cells in [f"partition{i}" for i in range(PARTITIONS)] if self.kd else ["tour_cells"]:
             plan = (plan.add(f"{cells}_members", i4, n).add(f"{cells}_first", i4, most_cells + 1)
                     .add(f"{cells}_cell_of", i4, n))
@@ -346,7 +357,7 @@ class DeviceCells:
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
         names = ("pils_round", "pils_pick", "pils_round_gain", "pils_positions", "pils_tour_cells",
                  "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply",
-                 "pils_neighbours", "pils_touched")
+                 "pils_neighbours", "pils_touched", "pils_windows", "pils_rejoin")
         self.k = {name: kernel(name) for name in names}
         most = rt.work_group_size(self.k["pils_round"], self.group)
         if most < self.group:
@@ -354,6 +365,7 @@ class DeviceCells:
         self.gain_wg = rt.work_group_size(self.k["pils_round_gain"], 256)
         self.ctx, self.rt, self.n, self.cand, self.p, self.search = ctx, rt, n, cand, p, search
         self.draws = (draws or KdDraws.of(ctx, p, cand.m)) if self.kd else None
+        self.windows = p.spans if self.kd else 0   # a tour of one piece or runs: no spans
         self.partitions: list = []
         self.buf = layout.plan(n).allocate(rt)
         if not self.kd:
@@ -404,6 +416,7 @@ class DeviceCells:
         members, first, cell_of, cells = self.cells_of(round_no)
         copies = max(1, min(self.most_copies, self.target // cells))
         groups = cells * copies
+        windows = min(self.windows, cells)   # so windows x copies fit the records
         kicks = min(groups * round_kicks, budget)
         staging, base, index, delta = b.staging, b.staging_base, b.staging_index, b.delta
 
@@ -415,6 +428,10 @@ class DeviceCells:
             if not self.kd:
                 events.append(k["pils_tour_cells"](q, (min(n, 1 << 16),), None, s.tour, n, offset,
                                                    first, cells, members, cell_of))
+            if windows:
+                events += [cl.enqueue_fill_buffer(q, b.window_of, np.int32(-1), 0, 4 * cells),
+                           k["pils_windows"](q, (1,), (1,), s.tour, n, offset, windows, cell_of,
+                                             b.window_of, copies, b.rejoin)]
             return events + [cl.enqueue_fill_buffer(q, delta, np.int32(0), 0, 4 * n)]
 
         def search(first_group: int, count: int) -> list:
@@ -424,13 +441,15 @@ class DeviceCells:
                 b.local_of, staging, base, index, delta, b.gains,
                 seed & 0xFFFFFFFF, seed >> 32, round_no, offset, copies, int(descend),
                 kicks // groups, kicks % groups, self.p.window, self.p.walk,
-                round(self.p.bridge_share(n <= self.size) * BRIDGE_SCALE),
+                round(self.p.bridge_share(n <= self.size) * BRIDGE_SCALE), b.window_of,
+                windows, b.rejoin,
                 global_offset=(first_group * self.group,) if first_group else None)]
 
         def lay_out() -> list:
             events = [k["pils_pick"](q, (cells * wg,), (wg,), b.gains, copies, first, n,
-                                     staging, base, index, delta, b.cell_gain,
-                                     cl.LocalMemory(8 * wg), cl.LocalMemory(4 * wg)),
+                                     staging, base, index, delta, b.cell_gain, b.window_of,
+                                     windows, b.rejoin, cl.LocalMemory(8 * wg),
+                                     cl.LocalMemory(4 * wg)),
                       k["pils_round_gain"](q, (wg,), (wg,), b.cell_gain, cells, b.round_gain,
                                            cl.LocalMemory(8 * wg))]
             chunks = -(-n // SCAN_CHUNK)
@@ -440,8 +459,12 @@ class DeviceCells:
                        k["pils_scan_apply"](q, (chunks * SCAN_WG,), (SCAN_WG,), delta, n, b.sums,
                                             b.shift, cl.LocalMemory(4 * SCAN_WG)),
                        k["pils_place"](q, (min(n, 1 << 16),), None, staging, base, index,
-                                       b.shift, n, offset, s.tour),
-                       k["pils_positions"](q, (min(n, 1 << 16),), None, s.tour, s.pos, n)]
+                                       b.shift, n, offset, s.tour)]
+            if windows:
+                events.append(k["pils_rejoin"](q, (windows * wg,), (wg,), b.rejoin, copies,
+                                               b.shift, n, offset, s.tour, b.moved,
+                                               cl.LocalMemory(4 * 8 * SPAN_PIECES)))
+            events.append(k["pils_positions"](q, (min(n, 1 << 16),), None, s.tour, s.pos, n))
             finished(int(rt.read(b.round_gain, np.int64, 1)[0]), kicks)
             return events
 
