@@ -401,11 +401,12 @@ __kernel void pils_windows(__global const int *restrict tour, const int n, const
  * tour holds, in key order, the span's runs in its pieces' places with the outside paths
  * between them as they were (blocks 2i: run i, 2i + 1: the path after piece i); the
  * runs stay in order and after run r comes the outside path of joint r, forward or turned
- * round.  `moved` (n ints) is scratch; `table` holds 4 ints a block. */
+ * round.  `moved` (n ints) is scratch; `table` holds 4 ints a block.  rejoined[0] counts
+ * the spans whose pieces now join other ends. */
 __kernel void pils_rejoin(__global const int *restrict rejoin, const int copies,
                           __global const int *restrict shift, const int n, const int offset,
                           __global int *restrict tour, __global int *restrict moved,
-                          __local int *table)
+                          __global int *restrict rejoined, __local int *table)
 {
     __local int *src = table, *dst = table + 2 * SPAN_PIECES, *size = table + 4 * SPAN_PIECES,
         *turn = table + 6 * SPAN_PIECES;
@@ -422,11 +423,12 @@ __kernel void pils_rejoin(__global const int *restrict rejoin, const int copies,
             src[2 * i + 1] = src[2 * i] + size[2 * i];
             size[2 * i + 1] = src[2 * i + 2] - src[2 * i + 1];
         }
-        int at = src[0] + size[0];
+        int at = src[0] + size[0], changed = 0;
         dst[0] = src[0];
         turn[0] = 0;
         for (int r = 0; r < joints; r++) {
             const int code = rejoin[rec + REJOIN_JOINTS + r], b = 2 * (code & 0xFFFF) + 1;
+            changed |= code != (r | (1 << 16));
             dst[b] = at;
             turn[b] = !(code >> 16);
             at += size[b];
@@ -434,6 +436,8 @@ __kernel void pils_rejoin(__global const int *restrict rejoin, const int copies,
             turn[2 * r + 2] = 0;
             at += size[2 * r + 2];
         }
+        if (changed)
+            atomic_inc(rejoined);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int from = blocks ? src[0] : 0, to = blocks ? src[blocks - 1] + size[blocks - 1] : 0;

@@ -294,6 +294,7 @@ def test_spans_change_which_piece_ends_join_and_keep_the_tour_exact(rt):  # noqa
             changed += sum(before[cell] != after[cell] for cell in before)
             order = out
         assert (changed > 0) == (spans > 0), f"spans={spans}: {changed} cells joined other ends"
+        assert rounds.cells.rejoined() == changed
 
 
 def _polish(rt, inst):  # noqa: F811

@@ -299,7 +299,8 @@ class CellLayout:
                 .add("neighbours", i4, 2 * n)
                 .add("gains", i8, max(most_cells, self.target)).add("cell_gain", i8, most_cells)
                 .add("round_gain", i8, 1).add("window_of", i4, most_cells)
-                .add("rejoin", i4, max(self.target, MOST_SPANS) * REJOIN_INTS).add("moved", i4, n))
+                .add("rejoin", i4, max(self.target, MOST_SPANS) * REJOIN_INTS).add("moved", i4, n)
+                .add("rejoined", i4, 1))
         for cells in [f"partition{i}" for i in range(PARTITIONS)] if self.kd else ["tour_cells"]:
             plan = (plan.add(f"{cells}_members", i4, n).add(f"{cells}_first", i4, most_cells + 1)
                     .add(f"{cells}_cell_of", i4, n))
@@ -368,6 +369,7 @@ class DeviceCells:
         self.windows = p.spans if self.kd else 0   # a tour of one piece or runs: no spans
         self.partitions: list = []
         self.buf = layout.plan(n).allocate(rt)
+        rt.cl.enqueue_fill_buffer(rt.queue, self.buf.rejoined, np.int32(0), 0, 4)
         if not self.kd:
             cells = -(-n // self.size)
             first = (np.arange(cells + 1, dtype=np.int64) * n // cells).astype(np.int32)
@@ -386,6 +388,10 @@ class DeviceCells:
                 self.rt.cl.enqueue_copy(self.rt.queue, buf, host)
             self.partitions.append(bufs + (len(first) - 1,))
         return self.partitions[round_no % PARTITIONS]
+
+    def rejoined(self) -> int:
+        """How many spans joined their pieces' ends otherwise so far."""
+        return int(self.rt.read(self.buf.rejoined, np.int32, 1)[0]) if self.windows else 0
 
     def cells_of(self, round_no: int):
         """(members, first, cell_of, cells) of round `round_no` (without k-d cells, filled
@@ -462,7 +468,7 @@ class DeviceCells:
                                        b.shift, n, offset, s.tour)]
             if windows:
                 events.append(k["pils_rejoin"](q, (windows * wg,), (wg,), b.rejoin, copies,
-                                               b.shift, n, offset, s.tour, b.moved,
+                                               b.shift, n, offset, s.tour, b.moved, b.rejoined,
                                                cl.LocalMemory(4 * 8 * SPAN_PIECES)))
             events.append(k["pils_positions"](q, (min(n, 1 << 16),), None, s.tour, s.pos, n))
             finished(int(rt.read(b.round_gain, np.int64, 1)[0]), kicks)
@@ -704,8 +710,9 @@ class CellRounds:
 
     def summary(self) -> str:
         cells, polish = self.spent["cells"], self.spent["polish"]
+        spans = self.cells.windows and f"; {self.cells.rejoined()} spans joined their pieces otherwise"
         return (f"pils: {self.rounds} rounds; the cells gained {cells[0]} in {cells[1]:.1f} s, "
-                f"the polish {polish[0]} in {polish[1]:.1f} s")
+                f"the polish {polish[0]} in {polish[1]:.1f} s{spans or ''}")
 
 
 def _tally(phase: list, gain: int, since: float) -> float:
