@@ -113,7 +113,10 @@ __kernel void pils_tour_cells(__global const int *restrict tour, const int n, co
  *   descend:     1: first a local search from every city of the cell, to a local
  *                optimum of its moves (verified: a pass that finds nothing)
  *   kicks/window/walk/bridge_cut: kicks per work-group (one more in the first `extra`
- *                groups), as kick_move draws them
+ *                groups), as kick_move draws them; span_cut is bridge_cut in a cell
+ *                with a span (its double bridges start there)
+ *   window_of/windows/rejoin: the round's windows (pils_windows) and the spans'
+ *                records (pils_rejoin)
  *   seed, round: the draws are Philox(seed; round, group, kick).
  * gain[g] is how much shorter work-group g made its cell's pieces. */
 __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
@@ -128,7 +131,8 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
                          const int offset, const int copies,
                          const int descend, const int kicks, const int extra,
                          const int window, const int walk, const uint bridge_cut,
-                         __global const int *restrict window_of, const int windows,
+                         const uint span_cut, __global const int *restrict window_of,
+                         const int windows,
                          __global int *restrict rejoin)
 {
     __local int city[L_MAX], key[L_MAX];
@@ -138,7 +142,7 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
     __local ushort path[L_MAX], at[L_MAX], saved[L_MAX], piece[L_MAX], saved_piece[L_MAX],
         old_len[L_MAX], lcand[L_MAX * M], queue[QCAP];
     __local uchar queued[L_MAX], joint[L_MAX];
-    __local int keep[QCAP], shared[SHARED_INTS], span_at[2];
+    __local int keep[QCAP], shared[SHARED_INTS], span_at[3];
     __local long gains[WG];
     __local uint codes[WG];
 
@@ -210,7 +214,8 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
             piece[i] = (ushort)s;
         }
         span_at[0] = joints ? s : NONE;
-        span_at[1] = joints;
+        span_at[1] = from;
+        span_at[2] = joints ? to - from : 0;
         if (w >= 0) {
             rejoin[rec] = joints;
             for (int i = 0; i <= joints; i++)
@@ -226,11 +231,12 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
 
     const rng_key_t rkey = {seed_lo, seed_hi};
     const int span = span_at[0];
-    const long total = path_ils(DIST_ARGS, SEG_PASS, path, at, piece, joint, span, saved,
-                                saved_piece, saved, len, lcand, queue, queued, keep, shared,
-                                gains, codes,
+    const long total = path_ils(DIST_ARGS, SEG_PASS, path, at, piece, joint, span_at[1],
+                                span_at[2], span, saved, saved_piece, saved, len, lcand, queue,
+                                queued, keep, shared, gains, codes,
                                 rkey, round, (uint)g, descend, my_kicks, window, walk,
-                                bridge_cut, 0);       /* no slack: `best` is never touched */
+                                span == NONE ? bridge_cut : span_cut,
+                                0);       /* no slack: `best` is never touched */
 
     /* runs: the pieces, and in the span the stretches between two joints, the span's
      * r-th going to its piece s + r's place; each position's run start in saved[] and

@@ -520,15 +520,19 @@ inline int walk_from(__local const ushort *restrict path, __local const ushort *
  *     (turned round or not) next to the end of one walk, on either side of it, where the
  *     edge is inside a piece: a 3-change (chain_move), which one Or-opt or LK move may
  *     undo, so a finer kick.
- * Neither removes a joint, nor moves cities between the span and another piece.
+ * Neither removes a joint, nor moves cities between the span and another piece.  With a
+ * span (span_len > 0), a double bridge's first city is one of the span's (local indices
+ * span_from .. span_from + span_len - 1 when it was laid out): its joints let it change
+ * the whole tour's structure there.
  * Returns the reversal count (0: no kick found in KICK_TRIES draws), the cost (new length
  * minus old), the reversals, and in where[] the cities that change pieces (path_apply). */
 inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint round,
                      const uint g, const uint kick, __local const ushort *restrict path,
                      __local const ushort *restrict at, __local const ushort *restrict piece,
-                     __local const uchar *restrict joint, const int span,
-                     __local const ushort *restrict lcand, const int len, const int window,
-                     const int walk, const uint bridge_cut, long *cost, int *lo, int *hi,
+                     __local const uchar *restrict joint, const int span_from,
+                     const int span_len, const int span, __local const ushort *restrict lcand,
+                     const int len, const int window, const int walk, const uint bridge_cut,
+                     long *cost, int *lo, int *hi,
                      int *where)
 {
     for (int t = 0; t < KICK_TRIES; t++) {
@@ -552,7 +556,8 @@ inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint roun
             return count;
         }
         int q[4];                                                /* a double bridge */
-        q[0] = (int)rng_below(r.x, (uint)(len - 1));
+        q[0] = span_len ? at[span_from + (int)rng_below(r.x, (uint)span_len)]
+                        : (int)rng_below(r.x, (uint)(len - 1));
         for (int e = 1; e < 4; e++)
             q[e] = at[walk_from(path, lcand, path[q[0]], walk, len, &st)] - (int)(stream_next(&st) & 1);
         for (int i = 1; i < 4; i++)          /* sort the four */
@@ -602,7 +607,8 @@ inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint roun
  * Returns how much shorter the path is, the same in every work-item. */
 inline long path_ils(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
                      __local ushort *restrict at, __local ushort *restrict piece,
-                     __local const uchar *restrict joint, const int span,
+                     __local const uchar *restrict joint, const int span_from,
+                     const int span_len, const int span,
                      __local ushort *restrict saved, __local ushort *restrict saved_piece,
                      __local ushort *restrict best, const int len,
                      __local const ushort *restrict lcand,
@@ -636,7 +642,8 @@ inline long path_ils(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
         long cost = 0;
         int lo[MAX_REV], hi[MAX_REV], where[WHERE_INTS] = {0, -1, NONE, 0, -1, NONE};
         const int count = kicking ? kick_move(DIST_ARGS, SEG_PASS, rkey, round, g,
-                                              (uint)kick, path, at, piece, joint, span, lcand,
+                                              (uint)kick, path, at, piece, joint, span_from,
+                                              span_len, span, lcand,
                                               len, window, walk, bridge_cut, &cost, lo, hi,
                                               where) : 0;
         barrier(CLK_LOCAL_MEM_FENCE);

@@ -92,10 +92,11 @@ class SegmentIlsParams:
                        "{})".format(MOST_SPANS))
     bridges: str = param("auto", "share of the kicks that are double bridges (four joins "
                          "change, which no single move undoes), from 0 to 1; the others move a "
-                         "chain next to a city near it (finer).  auto: 0.5 where the tour fits "
-                         "one cell (its replicas, where a double bridge changes the whole tour's "
-                         "structure), else 0 (in cells it stays inside one piece).  0.5 is also "
-                         "far better at the few kicks a CPU runs")
+                         "chain next to a city near it (finer).  In a cell with a span they "
+                         "start in the span.  auto: 0.5 where the tour fits one cell (its "
+                         "replicas) and in spans, where a double bridge changes the whole "
+                         "tour's structure, else 0 (in cells it stays inside one piece).  0.5 "
+                         "is also far better at the few kicks a CPU runs")
     window: int = param(200, "cities a chain kick moves at most")
     walk: int = param(40, "steps of each random walk over the candidates that finds a kick's "
                       "cities (linkern's walk kick; 0: any city of the cell)")
@@ -161,13 +162,14 @@ class SegmentIlsParams:
             raise UsageError(f"polish must be none or one of {', '.join(OPERATORS)} (got {self.polish!r})")
         self.candidate_params()   # validates the kind and the list length
 
-    def bridge_share(self, replicas: bool) -> float:
-        """The share of double bridges among the kicks: as given; auto, 0.5 where the
-        cells are `replicas` of the whole tour, else 0 (docs/notebook/pils.md: pr1002 at
-        10 s on an H200, optimal on three seeds of three against 0.36-0.43 % at 0; no
-        gain in cells, fnl4461, pr2392, rl5915)."""
+    def bridge_share(self, structure: bool) -> float:
+        """The share of double bridges among the kicks: as given; auto, 0.5 where they
+        change the tour's structure (`structure`: the cells are replicas of the whole
+        tour, or a cell has a span), else 0 (docs/notebook/pils.md: pr1002 at 10 s on an
+        H200, optimal on three seeds of three against 0.36-0.43 % at 0; no gain in cells
+        without spans, fnl4461, pr2392, rl5915; in spans d18512 and pla33810 gain)."""
         if self.bridges == "auto":
-            return 0.5 if replicas else 0.0
+            return 0.5 if structure else 0.0
         return float(self.bridges)
 
     def budget(self, n: int, time_limited: bool) -> int:
@@ -447,7 +449,8 @@ class DeviceCells:
                 b.local_of, staging, base, index, delta, b.gains,
                 seed & 0xFFFFFFFF, seed >> 32, round_no, offset, copies, int(descend),
                 kicks // groups, kicks % groups, self.p.window, self.p.walk,
-                round(self.p.bridge_share(n <= self.size) * BRIDGE_SCALE), b.window_of,
+                round(self.p.bridge_share(n <= self.size) * BRIDGE_SCALE),
+                round(self.p.bridge_share(True) * BRIDGE_SCALE), b.window_of,
                 windows, b.rejoin,
                 global_offset=(first_group * self.group,) if first_group else None)]
 
