@@ -282,7 +282,7 @@ def test_spans_change_which_piece_ends_join_and_keep_the_tour_exact(rt):  # noqa
     n = 1000
     inst = _uniform(n, 3)
     for spans in (0, 8):
-        rounds = Rounds(rt, inst, cell=128, spans=spans, bridges="0.5")
+        rounds = Rounds(rt, inst, cell=128, spans=str(spans), bridges="0.5")
         order, changed = _greedy(rt, inst), 0
         for round_no, offset in enumerate((0, 37, 250, 11, 120, 199)):
             out, gain, _, cell_of = rounds.run(order, round_no, offset, round_no == 0, 10_000)
@@ -295,6 +295,16 @@ def test_spans_change_which_piece_ends_join_and_keep_the_tour_exact(rt):  # noqa
             order = out
         assert (changed > 0) == (spans > 0), f"spans={spans}: {changed} cells joined other ends"
         assert rounds.cells.rejoined() == changed
+
+
+def test_spans_auto_gives_a_span_for_every_four_cells_and_bad_counts_are_refused():
+    auto, eight = SegmentIlsParams(), SegmentIlsParams(spans="8")
+    assert [auto.span_count(cells) for cells in (1, 3, 4, 16, 70, 1000)] == [1, 1, 1, 4, 17, 64]
+    assert [eight.span_count(cells) for cells in (1, 5, 8, 70)] == [1, 5, 8, 8]
+    assert SegmentIlsParams(spans="0").span_count(70) == 0
+    for bad in ("x", "-1", "65", "1.5"):
+        with pytest.raises(UsageError, match="spans"):
+            SegmentIlsParams(spans=bad)
 
 
 def _polish(rt, inst):  # noqa: F811
@@ -540,7 +550,7 @@ def test_coordinates_in_global_memory_give_the_same_tour(rt):  # noqa: F811
 
 
 def test_on_a_gpu_auto_reads_coordinates_globally_for_larger_cells():
-    """(an H100's limits: 48 KiB of local memory; 864 cities a cell in local memory, 1,248
+    """(an H100's limits: 48 KiB of local memory; 864 cities a cell in local memory, 1,216
     with the coordinates read through the caches)"""
     from tspcl.device import DeviceLimits
 
@@ -551,7 +561,7 @@ def test_on_a_gpu_auto_reads_coordinates_globally_for_larger_cells():
         inst, SegmentIlsParams(coords=coords), 8, limits).fits
         for coords in ("auto", "local", "global") for limits in (gpu, cpu)}
     assert fits[("local", True)] == fits[("auto", False)] == fits[("local", False)] == 864
-    assert fits[("auto", True)] == fits[("global", True)] == fits[("global", False)] == 1248
+    assert fits[("auto", True)] == fits[("global", True)] == fits[("global", False)] == 1216
     assert pils.cells_local_xy(inst, SegmentIlsParams(), is_gpu=False)
     assert not pils.cells_local_xy(inst, SegmentIlsParams(), is_gpu=True)
 

@@ -54,6 +54,7 @@ SCAN_WG = 256           # work-items of the scan kernels (divides SCAN_CHUNK)
 SPAN_PIECES = 64        # pieces a span holds at most (pils.cl SPAN_PIECES)
 REJOIN_INTS = 1 + 3 * SPAN_PIECES   # a span's record (pils.cl REJOIN_INTS)
 MOST_SPANS = 64         # spans a round at most
+SPAN_SHARE = 4          # spans=auto: a span for every this many cells of a round
 GROUPS_PER_UNIT = 4     # work-groups a round runs per compute unit (copies of cells)
 POLISH_CHUNK = 8        # polish steps enqueued between two reads of the search's words
 AUTO_KICKS_PER_CITY = 100  # kicks=auto without a time limit
@@ -85,11 +86,12 @@ class SegmentIlsParams:
     round_kicks: int = param(64, "kicks per cell per round")
     copies: int = param(0, "work-groups searching each cell a round at most, each with its own "
                         "draws, the best kept (0: as many as fill the device)")
-    spans: int = param(0, "windows of the tour a round (k-d cells): in each, one cell's pieces "
-                       "that lie inside it become one span, whose moves may change which piece "
-                       "end joins which (the tour between them turns round or changes places); "
-                       "elsewhere every piece keeps its ends' pairing (0: no spans, at most "
-                       "{})".format(MOST_SPANS))
+    spans: str = param("auto", "windows of the tour a round (k-d cells): in each, one cell's "
+                       "pieces that lie inside it become one span, whose moves may change which "
+                       "piece end joins which (the tour between them turns round or changes "
+                       "places); elsewhere every piece keeps its ends' pairing.  A count (0: "
+                       "none, at most {}, and one a cell at most) or auto (one for every {} "
+                       "cells of the round, at least one)".format(MOST_SPANS, SPAN_SHARE))
     bridges: str = param("auto", "share of the kicks that are double bridges (four joins "
                          "change, which no single move undoes), from 0 to 1; the others move a "
                          "chain next to a city near it (finer).  In a cell with a span they "
@@ -136,7 +138,13 @@ class SegmentIlsParams:
         check_count("round_kicks", self.round_kicks, 1, 1 << 20)
         if self.copies:
             check_count("copies", self.copies, 1, MOST_GROUPS, note=", or 0 for auto")
-        check_count("spans", self.spans, 0, MOST_SPANS)
+        if self.spans != "auto":
+            try:
+                spans = int(self.spans)
+            except ValueError:
+                raise UsageError(f"spans must be auto or a count from 0 to {MOST_SPANS} "
+                                 f"(got {self.spans!r})") from None
+            check_count("spans", spans, 0, MOST_SPANS, note=", or auto")
         if self.bridges != "auto":
             try:
                 share = float(self.bridges)
@@ -171,6 +179,13 @@ class SegmentIlsParams:
         if self.bridges == "auto":
             return 0.5 if structure else 0.0
         return float(self.bridges)
+
+    def span_count(self, cells: int) -> int:
+        """The spans of a round of `cells` k-d cells: as given, auto one for every
+        SPAN_SHARE cells (at least one), one a cell at most (docs/notebook/pils.md: 4 on
+        d18512's 16 cells, 16 on pla85900's 70)."""
+        spans = max(1, cells // SPAN_SHARE) if self.spans == "auto" else int(self.spans)
+        return min(spans, cells, MOST_SPANS)
 
     def budget(self, n: int, time_limited: bool) -> int:
         """The kicks to run: as given; 'auto': until the time limit (at most MAX_COUNT),
@@ -368,7 +383,7 @@ class DeviceCells:
         self.gain_wg = rt.work_group_size(self.k["pils_round_gain"], 256)
         self.ctx, self.rt, self.n, self.cand, self.p, self.search = ctx, rt, n, cand, p, search
         self.draws = (draws or KdDraws.of(ctx, p, cand.m)) if self.kd else None
-        self.windows = p.spans if self.kd else 0   # a tour of one piece or runs: no spans
+        self.spans = self.kd   # a tour of one piece or runs of it: no spans
         self.partitions: list = []
         self.buf = layout.plan(n).allocate(rt)
         rt.cl.enqueue_fill_buffer(rt.queue, self.buf.rejoined, np.int32(0), 0, 4)
@@ -393,7 +408,7 @@ class DeviceCells:
 
     def rejoined(self) -> int:
         """How many spans joined their pieces' ends otherwise so far."""
-        return int(self.rt.read(self.buf.rejoined, np.int32, 1)[0]) if self.windows else 0
+        return int(self.rt.read(self.buf.rejoined, np.int32, 1)[0]) if self.spans else 0
 
     def cells_of(self, round_no: int):
         """(members, first, cell_of, cells) of round `round_no` (without k-d cells, filled
@@ -424,7 +439,7 @@ class DeviceCells:
         members, first, cell_of, cells = self.cells_of(round_no)
         copies = max(1, min(self.most_copies, self.target // cells))
         groups = cells * copies
-        windows = min(self.windows, cells)   # so windows x copies fit the records
+        windows = self.p.span_count(cells) if self.spans else 0   # windows x copies fit the records
         kicks = min(groups * round_kicks, budget)
         staging, base, index, delta = b.staging, b.staging_base, b.staging_index, b.delta
 
@@ -713,7 +728,7 @@ class CellRounds:
 
     def summary(self) -> str:
         cells, polish = self.spent["cells"], self.spent["polish"]
-        spans = self.cells.windows and f"; {self.cells.rejoined()} spans joined their pieces otherwise"
+        spans = self.cells.spans and f"; {self.cells.rejoined()} spans joined their pieces otherwise"
         return (f"pils: {self.rounds} rounds; the cells gained {cells[0]} in {cells[1]:.1f} s, "
                 f"the polish {polish[0]} in {polish[1]:.1f} s{spans or ''}")
 
