@@ -132,8 +132,7 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
                          const int descend, const int kicks, const int extra,
                          const int window, const int walk, const uint bridge_cut,
                          const uint span_cut, __global const int *restrict window_of,
-                         const int windows,
-                         __global int *restrict rejoin)
+                         const int windows, __global int *restrict rejoin)
 {
     __local int city[L_MAX], key[L_MAX];
 #if LOCAL_XY

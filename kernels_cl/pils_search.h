@@ -347,10 +347,10 @@ inline void queue_ends(__local const ushort *path, const int len, __local ushort
 #define SH_WHERE (2 + 2 * MAX_REV)
 #define SHARED_INTS (2 + 2 * MAX_REV + WHERE_INTS)
 
-/* The span of a move's `count` reversals: the positions it reads and changes, from the
+/* The reach of a move's `count` reversals: the positions it reads and changes, from the
  * reversals' lowest start - 1 to their highest end + 1 (reversals leave every other
  * position as it was). */
-inline void move_span(const int count, const int *lo, const int *hi, int *from, int *to)
+inline void move_reach(const int count, const int *lo, const int *hi, int *from, int *to)
 {
     *from = INT_MAX;
     *to = -1;
@@ -442,12 +442,12 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
         }
         /* up to STEP_MOVES moves a step: the group's best, then each time the best of
          * those clear of every move applied this step.  A move reads and changes only
-         * its span (move_span), so moves whose spans do not meet are all valid
+         * its reach (move_reach), so moves whose reaches do not meet are all valid
          * together, their gains add up, and none needs evaluating again */
         const uint mine = code;
         const long mine_gain = best;
         int my_from, my_to, clear = best > 0;
-        move_span(my_count, my_lo, my_hi, &my_from, &my_to);
+        move_reach(my_count, my_lo, my_hi, &my_from, &my_to);
         for (int pick = 0; pick < STEP_MOVES; pick++) {
             long g = clear ? mine_gain : 0;
             uint gc = clear ? mine : NO_CODE;
@@ -475,7 +475,7 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
             if (lid == 0)
                 queue_ends(path, len, queue, queued, &shared[0], count, lo, hi);
             int from, to;
-            move_span(count, lo, hi, &from, &to);
+            move_reach(count, lo, hi, &from, &to);
             clear = clear && gc != mine && (my_to < from || my_from > to);
         }
     }

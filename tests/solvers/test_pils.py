@@ -222,11 +222,13 @@ def _improving_chains(inst, pieces, lists, depth):
 @pytest.mark.parametrize("n, offset, step_moves, cell", [(400, 0, 2, CELL), (373, 61, 2, CELL), (400, 0, 1, CELL),
                                                          (400, 0, 2, 400)])
 def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset, step_moves, cell):  # noqa: F811
-    """(step_moves 2, the default: several moves whose spans do not meet applied at each
+    """(step_moves 2, the default: several moves whose reaches do not meet applied at each
     step; 1: only the best; one cell of the whole tour, one long piece, where Lin-Kernighan
-    chains find what 2-opt and Or-opt leave: a descent without them leaves one here)"""
+    chains find what 2-opt and Or-opt leave: a descent without them leaves one here.  No
+    spans: their moves are the whole tour's, which the host's check of pieces does not
+    follow)"""
     inst = _uniform(n, n)
-    rounds = Rounds(rt, inst, step_moves=step_moves, cell=cell)
+    rounds = Rounds(rt, inst, step_moves=step_moves, cell=cell, spans="0")
     start = _greedy(rt, inst)
     out, gain, _, cell_of = rounds.run(start, 0, offset, True, 0)
     assert sorted(out.tolist()) == list(range(n))
