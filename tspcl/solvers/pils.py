@@ -23,6 +23,7 @@ steps of a polish), and the tour only when it publishes a better one
 from __future__ import annotations
 
 import math
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -327,13 +328,22 @@ class CellLayout:
 class KdDraws:
     """A run's PARTITIONS k-d partitions (kd_cells), drawn in turn from its seed on a host
     thread, so that the device's work (the first descent) hides them: 24 ms each on
-    pla85900, where the first eight rounds had waited for them."""
+    pla85900, where the first eight rounds had waited for them.  `close` stops the
+    drawing after the partition in hand (a run that ends before its rounds)."""
 
     def __init__(self, inst: Instance, size: int, seed: int):
         points = inst.coords[:, :COORD_DIMS.get(inst.weight_type, 2)]
         draws = np.random.default_rng([seed, 0x63656C6C])   # "cell"
+        self._closed = threading.Event()
+
+        def draw_all() -> list:
+            drawn = []
+            while len(drawn) < PARTITIONS and not self._closed.is_set():
+                drawn.append(kd_cells(points, size, draws))
+            return drawn
+
         pool = ThreadPoolExecutor(1)
-        self._drawn = pool.submit(lambda: [kd_cells(points, size, draws) for _ in range(PARTITIONS)])
+        self._drawn = pool.submit(draw_all)
         pool.shutdown(wait=False)
 
     @classmethod
@@ -348,6 +358,9 @@ class KdDraws:
         drawn = self._drawn.result()
         partition, drawn[i] = drawn[i], None
         return partition
+
+    def close(self) -> None:
+        self._closed.set()
 
 
 class DeviceCells:
@@ -384,6 +397,9 @@ class DeviceCells:
         self.ctx, self.rt, self.n, self.cand, self.p, self.search = ctx, rt, n, cand, p, search
         self.draws = (draws or KdDraws.of(ctx, p, cand.m)) if self.kd else None
         self.spans = self.kd   # a tour of one piece or runs of it: no spans
+        # the kicks' double bridges: in replicas or other cells, and in cells with a span
+        self.bridge_cut, self.span_cut = (round(p.bridge_share(structure) * BRIDGE_SCALE)
+                                          for structure in (n <= self.size, True))
         self.partitions: list = []
         self.buf = layout.plan(n).allocate(rt)
         rt.cl.enqueue_fill_buffer(rt.queue, self.buf.rejoined, np.int32(0), 0, 4)
@@ -464,8 +480,7 @@ class DeviceCells:
                 b.local_of, staging, base, index, delta, b.gains,
                 seed & 0xFFFFFFFF, seed >> 32, round_no, offset, copies, int(descend),
                 kicks // groups, kicks % groups, self.p.window, self.p.walk,
-                round(self.p.bridge_share(n <= self.size) * BRIDGE_SCALE),
-                round(self.p.bridge_share(True) * BRIDGE_SCALE), b.window_of,
+                self.bridge_cut, self.span_cut, b.window_of,
                 windows, b.rejoin,
                 global_offset=(first_group * self.group,) if first_group else None)]
 
@@ -530,18 +545,22 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
         return  # the time limit is spent: no candidate lists or search are built
     cand = ctx.candidates(p.candidate_params())
     draws = KdDraws.of(ctx, p, cand.m) if n >= MIN_CELL else None   # while the descent runs
-    search = DeviceSearch(ctx, cand, p.polish_params(cand.m))
-    search.load(ctx.best_order, ctx.best_length)
-    length = ctx.best_length
-    if p.polish != "none":
-        descent = Descent(search, length, p.polish_steps)
-        run_device_loop(ctx, descent)
-        length = descent.length
-    if n < MIN_CELL:
-        return
-    rounds = CellRounds(ctx, p, DeviceCells(ctx, cand, p, search, draws), search, length)
-    run_device_loop(ctx, rounds)
-    ctx.notes.append(rounds.summary())
+    try:
+        search = DeviceSearch(ctx, cand, p.polish_params(cand.m))
+        search.load(ctx.best_order, ctx.best_length)
+        length = ctx.best_length
+        if p.polish != "none":
+            descent = Descent(search, length, p.polish_steps)
+            run_device_loop(ctx, descent)
+            length = descent.length
+        if n < MIN_CELL:
+            return
+        rounds = CellRounds(ctx, p, DeviceCells(ctx, cand, p, search, draws), search, length)
+        run_device_loop(ctx, rounds)
+        ctx.notes.append(rounds.summary())
+    finally:
+        if draws:
+            draws.close()   # a run that ended in its descent draws no more partitions
 
 
 def choose_start(ctx: SolveContext, p: SegmentIlsParams) -> str:
