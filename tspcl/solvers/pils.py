@@ -360,6 +360,7 @@ class KdDraws:
         return partition
 
     def close(self) -> None:
+        """Draw no partition after the one in hand."""
         self._closed.set()
 
 
@@ -396,7 +397,8 @@ class DeviceCells:
         self.gain_wg = rt.work_group_size(self.k["pils_round_gain"], 256)
         self.ctx, self.rt, self.n, self.cand, self.p, self.search = ctx, rt, n, cand, p, search
         self.draws = (draws or KdDraws.of(ctx, p, cand.m)) if self.kd else None
-        self.spans = self.kd   # a tour of one piece or runs of it: no spans
+        # spans: in k-d cells (not in a tour of one piece or runs of it), unless spans=0
+        self.has_spans = self.kd and p.span_count(MOST_SPANS) > 0
         # the kicks' double bridges: in replicas or other cells, and in cells with a span
         self.bridge_cut, self.span_cut = (round(p.bridge_share(structure) * BRIDGE_SCALE)
                                           for structure in (n <= self.size, True))
@@ -424,7 +426,7 @@ class DeviceCells:
 
     def rejoined(self) -> int:
         """How many spans joined their pieces' ends otherwise so far."""
-        return int(self.rt.read(self.buf.rejoined, np.int32, 1)[0]) if self.spans else 0
+        return int(self.rt.read(self.buf.rejoined, np.int32, 1)[0]) if self.has_spans else 0
 
     def cells_of(self, round_no: int):
         """(members, first, cell_of, cells) of round `round_no` (without k-d cells, filled
@@ -455,7 +457,7 @@ class DeviceCells:
         members, first, cell_of, cells = self.cells_of(round_no)
         copies = max(1, min(self.most_copies, self.target // cells))
         groups = cells * copies
-        windows = self.p.span_count(cells) if self.spans else 0   # windows x copies fit the records
+        windows = self.p.span_count(cells) if self.has_spans else 0   # windows x copies fit the records
         kicks = min(groups * round_kicks, budget)
         staging, base, index, delta = b.staging, b.staging_base, b.staging_index, b.delta
 
@@ -747,9 +749,10 @@ class CellRounds:
 
     def summary(self) -> str:
         cells, polish = self.spent["cells"], self.spent["polish"]
-        spans = self.cells.spans and f"; {self.cells.rejoined()} spans joined their pieces otherwise"
+        spans = (f"; {self.cells.rejoined()} spans joined their pieces otherwise"
+                 if self.cells.has_spans else "")
         return (f"pils: {self.rounds} rounds; the cells gained {cells[0]} in {cells[1]:.1f} s, "
-                f"the polish {polish[0]} in {polish[1]:.1f} s{spans or ''}")
+                f"the polish {polish[0]} in {polish[1]:.1f} s{spans}")
 
 
 def _tally(phase: list, gain: int, since: float) -> float:
