@@ -443,9 +443,12 @@ __kernel void pils_rejoin(__global const int *restrict rejoin, const int copies,
         }
         if (changed)
             atomic_inc(rejoined);
+        else
+            src[0] = -1;       /* the joints in order, none turned: nothing moves */
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int from = blocks ? src[0] : 0, to = blocks ? src[blocks - 1] + size[blocks - 1] : 0;
+    const int moves = blocks && src[0] >= 0;
+    const int from = moves ? src[0] : 0, to = moves ? src[blocks - 1] + size[blocks - 1] : 0;
     for (int p = from + lid; p < to; p += get_local_size(0)) {
         int lo = 0, hi = blocks - 1;                 /* the last block starting at or before p */
         while (lo < hi) {
