@@ -1,7 +1,8 @@
 """Campaigns (tspcl.campaign, tspcl.cluster): the journal, resume, failed runs, a local
 Dask cluster that loses a worker mid-suite and still gives the serial run's table, a
 running cluster (--scheduler) that gives it too, and a task that kills its worker every
-time, failed after the allowed deaths."""
+time, failed after the allowed deaths, without the tasks beside it; a result lost
+with its worker, waited for."""
 
 from __future__ import annotations
 
@@ -226,3 +227,76 @@ def test_a_task_that_kills_its_worker_each_time_fails_after_three_deaths():
     assert entries["a"].ok and entries["b"].ok and entries["a"].record == {"value": "a"}
     assert entries["dies"].status == FAILED
     assert entries["dies"].reason == f"KilledWorker: its worker died {ALLOWED_FAILURES + 1} times"
+
+
+class _Settled:
+    """A Dask future as the runner sees it once ``as_completed`` gives it: its status
+    when given, and what ``result()`` returns or raises then."""
+
+    def __init__(self, status, value=None, error=None):
+        self.status, self.value, self.error = status, value, error
+
+    def result(self):
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+    def exception(self):
+        return self.error
+
+    def release(self):
+        pass
+
+
+def test_a_result_lost_with_its_worker_is_waited_for_not_failed(monkeypatch):
+    """A task that finished, then lost its result with its worker before the runner read
+    it, is "lost" until Dask has run it again; result() waits for that.  It is an ok
+    entry; a task killed too often, or one that raised, is a failed one."""
+    distributed = pytest.importorskip("distributed")
+    from distributed.scheduler import KilledWorker
+
+    from tspcl.cluster import ALLOWED_FAILURES, DaskRunner
+
+    settled = {"lost": _Settled("lost", {"value": "lost"}),
+               "killed": _Settled("error", error=KilledWorker("k", None, ALLOWED_FAILURES)),
+               "raised": _Settled("error", error=ValueError("no good\nsecond line")),
+               "done": _Settled("finished", {"value": "done"})}
+
+    class Client:
+        def submit(self, execute, task, key, retries):
+            return settled[task.key]
+
+    class AsCompleted(list):  # the futures in the order they were added
+        add = list.append
+
+    monkeypatch.setattr(distributed, "as_completed", AsCompleted)
+    runner = DaskRunner(Client, "fake", None, workers=1)
+    tasks = [types.SimpleNamespace(key=k) for k in settled]
+    entries = {e.key: e for e in runner.run(tasks, lambda task: None)}
+    assert entries["lost"] == Entry("lost", OK, {"value": "lost"})
+    assert entries["done"] == Entry("done", OK, {"value": "done"})
+    assert entries["killed"].reason == f"KilledWorker: its worker died {ALLOWED_FAILURES + 1} times"
+    assert entries["raised"] == Entry("raised", FAILED, None, "ValueError: no good")
+
+
+@pytest.mark.slow
+def test_a_local_worker_holds_one_task_at_a_time():
+    """A worker's death counts against every task it holds, so a local worker is given
+    the next task only when it has finished the last: each task sees itself alone."""
+    pytest.importorskip("distributed")
+    from tspcl.cluster import open_runner
+
+    def execute(task):              # pickled by value: a worker runs it
+        import time
+
+        from distributed import get_worker
+
+        time.sleep(0.2)             # the scheduler has time to send the next task
+        held = [k for k, t in get_worker().state.tasks.items()
+                if t.state in ("executing", "ready", "constrained", "waiting", "fetch")]
+        return {"held": len(held)}
+
+    tasks = [types.SimpleNamespace(key=str(k)) for k in range(4)]
+    with open_runner("local", None, 1, DEVICE or "auto") as runner:
+        entries = list(runner.run(tasks, execute))
+    assert [e.record for e in entries] == [{"held": 1}] * 4

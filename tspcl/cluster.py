@@ -23,7 +23,12 @@ process that keeps its :class:`~tspcl.device.Runtime` (kernels built once per wo
 Faults: a task whose worker dies (killed, out of memory, a driver reset) is run again on
 a live worker; after :data:`ALLOWED_FAILURES` such deaths it fails (``KilledWorker``,
 the local cluster's setting; a running cluster's scheduler has its own,
-``distributed.scheduler.allowed-failures``, 3 by default).  A task that raises is tried
+``distributed.scheduler.allowed-failures``, 3 by default).  A death counts against every
+task the worker holds, so the runner keeps only as many tasks in the cluster as it has
+workers, and a local cluster's scheduler gives a worker one at a time even while a dead
+one is replaced (``worker-saturation`` 1.0; for a running cluster start the scheduler
+with ``DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0``).  A finished task whose
+worker dies before its result is read runs again.  A task that raises is tried
 :data:`RETRIES` more time(s), then fails with the exception's first line.  Failed tasks
 become failed entries, never the end of the campaign.
 """
@@ -45,8 +50,8 @@ RETRIES = 1            # further tries of a task that raised
 
 
 class DaskRunner:
-    """Submits every task to a Dask client and yields the entries as they finish; the
-    client comes from ``connect()`` when there is a first task to run.  ``workers``: how
+    """Runs tasks on a Dask cluster and yields the entries as they finish; the client
+    comes from ``connect()`` when there is a first task to run.  ``workers``: how
     many a local cluster has (None: a running cluster's, not known here)."""
 
     def __init__(self, connect: Callable[[], object], description: str, device: str | None,
@@ -67,31 +72,55 @@ class DaskRunner:
         return max(1, len(self.client.scheduler_info()["workers"]))
 
     def run(self, tasks: Sequence, execute: Callable[[object], dict]) -> Iterator[Entry]:
+        """Runs the tasks, as many at once as the cluster has workers: a worker's death
+        counts against every task it holds (Dask sends a worker more tasks than it has
+        threads), so each holds only the one it runs."""
         from distributed import as_completed
-        from distributed.scheduler import KilledWorker
 
         if not tasks:
             return
         if self.client is None:
             self.client = self.connect()
+        waiting = iter(tasks)
         futures = {}
-        for task in tasks:
-            key = "tspcl-" + hashlib.sha256(task.key.encode()).hexdigest()[:32]
-            futures[self.client.submit(execute, task, key=key, retries=RETRIES)] = task
+        running = as_completed()
+
+        def fill() -> None:  # a task for each worker that has none
+            while len(futures) < self.worker_count():
+                task = next(waiting, None)
+                if task is None:
+                    return
+                key = "tspcl-" + hashlib.sha256(task.key.encode()).hexdigest()[:32]
+                future = self.client.submit(execute, task, key=key, retries=RETRIES)
+                futures[future] = task
+                running.add(future)
+
+        fill()
         try:
-            for future in as_completed(futures):
+            for future in running:
                 task = futures.pop(future)
-                if future.status == "finished":
-                    yield Entry(task.key, OK, future.result())
-                    continue
-                error = future.exception()
-                reason = (f"KilledWorker: its worker died {ALLOWED_FAILURES + 1} times"
-                          if isinstance(error, KilledWorker) else failure_reason(error))
-                yield Entry(task.key, FAILED, reason=reason)
+                entry = settled_entry(task, future)
+                fill()
+                yield entry
                 future.release()
         finally:
             if futures:  # stopped early: nothing left may run
                 self.client.cancel(list(futures))
+
+
+def settled_entry(task, future) -> Entry:
+    """The entry of a task whose future ``as_completed`` gave.  ``result()``, not the
+    status, decides: a finished task whose worker died before its result was read is
+    "lost" until the scheduler has run it again, and ``result()`` waits for that."""
+    from distributed.scheduler import KilledWorker
+
+    try:
+        return Entry(task.key, OK, future.result())
+    except KilledWorker:
+        return Entry(task.key, FAILED,
+                     reason=f"KilledWorker: its worker died {ALLOWED_FAILURES + 1} times")
+    except Exception as error:
+        return Entry(task.key, FAILED, reason=failure_reason(error))
 
 
 def dask_setup(worker) -> None:
@@ -177,11 +206,17 @@ def open_runner(cluster: str | None, scheduler: str | None, workers: int | None,
             for i in range(count)}
 
         def connect():
-            local = started.enter_context(spec_cluster(
-                workers=specs, silence_logs=quiet, scheduler={
-                    "cls": scheduler_type, "options": {
-                        "host": "127.0.0.1", "dashboard_address": "127.0.0.1:0",
-                        "allowed_failures": ALLOWED_FAILURES}}))
+            import dask
+
+            # a worker holds only the task it runs (Dask's default sends a one-thread
+            # worker two): a worker's death counts against every task it holds, so a
+            # task queued behind one that kills its worker would fail with it
+            with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+                local = started.enter_context(spec_cluster(
+                    workers=specs, silence_logs=quiet, scheduler={
+                        "cls": scheduler_type, "options": {
+                            "host": "127.0.0.1", "dashboard_address": "127.0.0.1:0",
+                            "allowed_failures": ALLOWED_FAILURES}}))
             return started.enter_context(client_type(local))
 
         used = ", ".join(dict.fromkeys(devices[i % len(devices)] for i in range(count)))
