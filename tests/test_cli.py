@@ -277,6 +277,16 @@ def test_time_limit_writes_the_best_tour_so_far(tmp_path):
     assert v.returncode == 0 and f"length {summary['length']}" in v.stdout
 
 
+def test_the_clock_counts_from_process_start():
+    """--time-limit and the log's times count from the process's start, not from the
+    import of tspcl.cli: a process that waited half a second first has spent it."""
+    code = ("import time; time.sleep(0.5); import tspcl.cli as c; "
+            "print(time.perf_counter() - c._STARTED)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert float(r.stdout) >= 0.45
+
+
 def test_version_names_the_release_and_commit():
     r = tspcl("--version")
     assert r.returncode == 0 and r.stdout.startswith("tspcl 0.1.0"), r.stderr
