@@ -306,3 +306,16 @@ def test_the_readme_table_is_the_generated_one():
     table = readme.split(begin, 1)[1].split(end, 1)[0]
     assert table == algorithm_listing(SPECS, markdown=True), \
         "README's algorithm table is stale: replace it with `tspcl algorithms --markdown`"
+
+
+def test_auto_or_number_reads_auto_counts_and_shares_and_refuses_the_rest():
+    from tspcl.params import auto_or_number
+
+    assert auto_or_number("k", "auto", int, 0, 9, "a count") is None
+    assert auto_or_number("k", "7", int, 0, 9, "a count") == 7
+    assert auto_or_number("s", "0.25", float, 0, 1, "a share") == 0.25
+    for kind, text in ((int, "1.5"), (int, "10"), (int, "-1"), (int, "x"), (float, "nan"),
+                       (float, "1.01"), (float, "inf"), (float, "")):
+        with pytest.raises(UsageError, match=r"^k must be auto or a \w+ from 0 to"):
+            auto_or_number("k", text, kind, 0, 1 if kind is float else 9,
+                           "a share" if kind is float else "a count")

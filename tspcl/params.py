@@ -35,6 +35,20 @@ def param_doc(params_type: type, name: str) -> str:
     raise KeyError(f"{params_type.__name__}.{name} has no doc")
 
 
+def auto_or_number(name: str, text: str, kind: type, lo, hi, what: str):
+    """A parameter given as ``auto`` (None) or a number of `kind` (int or float) from lo
+    to hi, `what` naming it in the message ("a count", "a share"); UsageError otherwise."""
+    if text == "auto":
+        return None
+    try:
+        value = kind(text)
+    except (TypeError, ValueError):
+        value = None
+    if value is None or not lo <= value <= hi:   # nan is in no range
+        raise UsageError(f"{name} must be auto or {what} from {lo} to {hi} (got {text!r})")
+    return value
+
+
 def fields_of(params_type: type) -> list[tuple[str, object, str]]:
     """(name, default, doc) of every parameter, in declaration order."""
     defaults = params_type()

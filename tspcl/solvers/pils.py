@@ -22,7 +22,6 @@ steps of a polish), and the tour only when it publishes a better one
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -35,7 +34,7 @@ from ..errors import UsageError
 from ..instance import COORD_DIMS, Instance
 from ..buffers import BufferPlan
 from ..neighbors import CandidateParams
-from ..params import param
+from ..params import auto_or_number, param
 from .base import MAX_COUNT, SolveContext, SolverSpec, check_count, shared_plan
 from .construct import SOLVERS as CONSTRUCTIONS, edge_keys, greedy_plan, qb_plan
 from .device_loop import SLICE_GROWTH, Launch, LoopStatus, enqueue_whole, run_device_loop
@@ -139,20 +138,8 @@ class SegmentIlsParams:
         check_count("round_kicks", self.round_kicks, 1, 1 << 20)
         if self.copies:
             check_count("copies", self.copies, 1, MOST_GROUPS, note=", or 0 for auto")
-        if self.spans != "auto":
-            try:
-                spans = int(self.spans)
-            except ValueError:
-                raise UsageError(f"spans must be auto or a count from 0 to {MOST_SPANS} "
-                                 f"(got {self.spans!r})") from None
-            check_count("spans", spans, 0, MOST_SPANS, note=", or auto")
-        if self.bridges != "auto":
-            try:
-                share = float(self.bridges)
-            except ValueError:
-                share = math.nan
-            if not 0 <= share <= 1:
-                raise UsageError(f"bridges must be auto or a share from 0 to 1 (got {self.bridges!r})")
+        self.span_count(1)      # validate spans and bridges
+        self.bridge_share(True)
         check_count("window", self.window, 3, 65535)
         check_count("walk", self.walk, 0, 1000)
         check_count("depth", self.depth, 0, 16)
@@ -177,16 +164,17 @@ class SegmentIlsParams:
         tour, or a cell has a span), else 0 (docs/notebook/pils.md: pr1002 at 10 s on an
         H200, optimal on three seeds of three against 0.36-0.43 % at 0; no gain in cells
         without spans, fnl4461, pr2392, rl5915; in spans d18512 and pla33810 gain)."""
-        if self.bridges == "auto":
+        share = auto_or_number("bridges", self.bridges, float, 0, 1, "a share")
+        if share is None:
             return 0.5 if structure else 0.0
-        return float(self.bridges)
+        return share
 
     def span_count(self, cells: int) -> int:
         """The spans of a round of `cells` k-d cells: as given, auto one for every
         SPAN_SHARE cells (at least one), one a cell at most (docs/notebook/pils.md: 4 on
         d18512's 16 cells, 16 on pla85900's 70)."""
-        spans = max(1, cells // SPAN_SHARE) if self.spans == "auto" else int(self.spans)
-        return min(spans, cells, MOST_SPANS)
+        spans = auto_or_number("spans", self.spans, int, 0, MOST_SPANS, "a count")
+        return min(max(1, cells // SPAN_SHARE) if spans is None else spans, cells, MOST_SPANS)
 
     def budget(self, n: int, time_limited: bool) -> int:
         """The kicks to run: as given; 'auto': until the time limit (at most MAX_COUNT),
