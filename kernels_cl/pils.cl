@@ -23,11 +23,12 @@
  * The search inside a cell (moves, kicks, the iterated local search path_ils) is
  * pils_search.h's.
  *
- * Build defines: as pils_search.h's (L_MAX: the most cities a cell holds).
+ * Build defines: as pils_search.h's (L_MAX: the most cities a cell holds), SPAN_PIECES
+ * (the pieces a span holds at most) and SCAN_CHUNK (the entries a scan_sums group adds),
+ * both pils.py's.
  */
 #include "pils_search.h"
 
-#define SPAN_PIECES 64               /* pieces a span holds at most */
 /* A span's record (rejoin[]): [0] its joints J (0: no span), [1 + i] the first key of
  * its piece i (i <= J), [1 + SPAN_PIECES + i] the cities now between joints i - 1 and i,
  * [1 + 2 SPAN_PIECES + r] joint r in path order: the outside path after piece j = value &
@@ -281,7 +282,6 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
 /* Exclusive prefix sums of delta (n ints) into shift, in chunks of SCAN_CHUNK: the
  * chunks' sums (pils_scan_sums, a work-group each), their prefix (pils_scan_chunks,
  * one work-item), then each chunk's own (pils_scan_apply, a work-group each). */
-#define SCAN_CHUNK 4096
 __kernel void pils_scan_sums(__global const int *restrict delta, const int n,
                              __global int *restrict sums, __local long *scratch)
 {

@@ -49,9 +49,9 @@ STARTS = {spec.name: spec for spec in CONSTRUCTIONS if spec.name in ("greedy", "
 COORDS = ("auto", "local", "global")
 MIN_CELL = 16           # the smallest cell worth a work-group
 PARTITIONS = 8          # k-d partitions drawn and kept, used in turn
-SCAN_CHUNK = 4096       # pils.cl SCAN_CHUNK
+SCAN_CHUNK = 4096       # entries a group of pils_scan_sums adds (a build define)
 SCAN_WG = 256           # work-items of the scan kernels (divides SCAN_CHUNK)
-SPAN_PIECES = 64        # pieces a span holds at most (pils.cl SPAN_PIECES)
+SPAN_PIECES = 64        # pieces a span holds at most (a build define; joint[] numbers them in a uchar)
 REJOIN_INTS = 1 + 3 * SPAN_PIECES   # a span's record (pils.cl REJOIN_INTS)
 MOST_SPANS = 64         # spans a round at most
 SPAN_SHARE = 4          # spans=auto: a span for every this many cells of a round
@@ -373,7 +373,7 @@ class DeviceCells:
                                                              layout.most_copies)
         defines = {"M": m, "L_MAX": layout.fits, "WG": self.group, "QCAP": QUEUE_SLOTS,
                    "LOCAL_XY": int(layout.local_xy), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth,
-                   "STEP_MOVES": p.step_moves}
+                   "STEP_MOVES": p.step_moves, "SPAN_PIECES": SPAN_PIECES, "SCAN_CHUNK": SCAN_CHUNK}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
         names = ("pils_round", "pils_pick", "pils_round_gain", "pils_positions", "pils_tour_cells",
                  "pils_place", "pils_scan_sums", "pils_scan_chunks", "pils_scan_apply",
