@@ -28,7 +28,7 @@ from tspcl.run import solve
 from tspcl.solvers import get_solver, pils
 from tspcl.solvers.base import SolveContext
 from tspcl.solvers.localsearch import DeviceSearch, StateWord
-from tspcl.solvers.pils import DeviceCells, SegmentIlsParams, kd_cells
+from tspcl.solvers.pils import CellLayout, DeviceCells, SegmentIlsParams, kd_cells
 
 CELL = 64     # cities per cell in the kernel tests
 
@@ -54,7 +54,8 @@ class Rounds:
         self.cand = build_candidates(dinst, self.params.candidate_params())
         ctx = SimpleNamespace(rt=rt, inst=inst, dinst=dinst, seed=seed)
         self.search = SimpleNamespace(tour=rt.empty(4 * n), pos=rt.empty(4 * n))
-        self.cells = DeviceCells(ctx, self.cand, self.params, self.search)
+        layout = CellLayout.of(inst, self.params, self.cand.m, rt.limits)
+        self.cells = DeviceCells(ctx, self.cand, self.params, self.search, layout)
         self.m = min(self.params.candidates, self.cand.m)
 
     def run(self, order, round_no, offset, descend, budget):
@@ -315,7 +316,7 @@ def _polish(rt, inst):  # noqa: F811
     p = SegmentIlsParams(cell=CELL)
     cand = ctx.candidates(p.candidate_params())
     search = DeviceSearch(ctx, cand, p.polish_params(cand.m))
-    return search, DeviceCells(ctx, cand, p, search)
+    return search, DeviceCells(ctx, cand, p, search, CellLayout.of(inst, p, cand.m, rt.limits))
 
 
 def _set_tour(rt, search, order):  # noqa: F811

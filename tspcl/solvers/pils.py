@@ -273,10 +273,11 @@ class CellLayout:
     local_xy: bool = False
 
     @classmethod
-    def of(cls, inst: Instance, p: SegmentIlsParams, m: int, limits) -> "CellLayout":
-        """The layout on a device with `limits`; without limits (the memory check of
+    def of(cls, inst: Instance, p: SegmentIlsParams, k: int, limits) -> "CellLayout":
+        """The layout over candidate lists of k cities (the cells read their first
+        `p.candidates`) on a device with `limits`; without limits (the memory check of
         `tspcl info`), the largest plan any device would get."""
-        n = inst.n
+        n, m = inst.n, min(p.candidates, k)
         kd = p.cells == "kd" or (p.cells == "auto" and inst.has_coords)
         if limits is None:
             return cls(0, 0, kd, MOST_GROUPS, max_copies(n, 1, MOST_GROUPS, p.copies))
@@ -335,9 +336,8 @@ class KdDraws:
         pool.shutdown(wait=False)
 
     @classmethod
-    def of(cls, ctx: SolveContext, p: SegmentIlsParams, m: int) -> "KdDraws | None":
-        """The draws of a run with k-d cells over candidate lists of m, else None."""
-        layout = CellLayout.of(ctx.inst, p, min(p.candidates, m), ctx.rt.limits)
+    def of(cls, ctx: SolveContext, layout: CellLayout) -> "KdDraws | None":
+        """The draws of a run whose `layout` has k-d cells, else None."""
         return cls(ctx.inst, layout.size, ctx.seed) if layout.kd else None
 
     def take(self, i: int):
@@ -356,19 +356,18 @@ class DeviceCells:
     """The device side of the rounds: the partitions, the kernels and the copies' staging.
 
     Each round takes a partition (k-d cells drawn on the host, PARTITIONS of them in
-    turn: `draws`, KdDraws.of by default; runs of the tour without coordinates; one cell
+    turn: `draws`, KdDraws.of(layout) by default; runs of the tour without coordinates; one cell
     when the tour fits one) and runs `copies` work-groups on every cell, each with its
     own draws, so that cells x copies fill about GROUPS_PER_UNIT work-groups per compute
     unit; pils_pick keeps the best copy of each cell and pils_place lays the tour out
     again."""
 
     def __init__(self, ctx: SolveContext, cand, p: SegmentIlsParams, search: DeviceSearch,
-                 draws: KdDraws | None = None):
+                 layout: CellLayout, draws: KdDraws | None = None):
         rt, inst = ctx.rt, ctx.inst
         n = inst.n
         m = min(p.candidates, cand.m)
         self.group = min(p.group, rt.limits.max_work_group)
-        layout = CellLayout.of(inst, p, m, rt.limits)
         self.size, self.kd, self.target, self.most_copies = (layout.size, layout.kd, layout.target,
                                                              layout.most_copies)
         defines = {"M": m, "L_MAX": layout.fits, "WG": self.group, "QCAP": QUEUE_SLOTS,
@@ -384,7 +383,7 @@ class DeviceCells:
             raise UsageError(f"group {self.group}: this device runs pils_round with at most {most} work-items")
         self.gain_wg = rt.work_group_size(self.k["pils_round_gain"], 256)
         self.ctx, self.rt, self.n, self.cand, self.p, self.search = ctx, rt, n, cand, p, search
-        self.draws = (draws or KdDraws.of(ctx, p, cand.m)) if self.kd else None
+        self.draws = (draws or KdDraws.of(ctx, layout)) if self.kd else None
         # spans: in k-d cells (not in a tour of one piece or runs of it), unless spans=0
         self.has_spans = self.kd and p.span_count(MOST_SPANS) > 0
         # the kicks' double bridges: in replicas or other cells, and in cells with a span
@@ -534,7 +533,8 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
     if ctx.stop(0):
         return  # the time limit is spent: no candidate lists or search are built
     cand = ctx.candidates(p.candidate_params())
-    draws = KdDraws.of(ctx, p, cand.m) if n >= MIN_CELL else None   # while the descent runs
+    layout = CellLayout.of(ctx.inst, p, cand.m, ctx.rt.limits)
+    draws = KdDraws.of(ctx, layout) if n >= MIN_CELL else None   # while the descent runs
     try:
         search = DeviceSearch(ctx, cand, p.polish_params(cand.m))
         search.load(ctx.best_order, ctx.best_length)
@@ -545,7 +545,7 @@ def run_segment_ils(ctx: SolveContext, p: SegmentIlsParams) -> None:
             length = descent.length
         if n < MIN_CELL:
             return
-        rounds = CellRounds(ctx, p, DeviceCells(ctx, cand, p, search, draws), search, length)
+        rounds = CellRounds(ctx, p, DeviceCells(ctx, cand, p, search, layout, draws), search, length)
         run_device_loop(ctx, rounds)
         ctx.notes.append(rounds.summary())
     finally:
@@ -755,7 +755,7 @@ def _buffers(inst: Instance, p: SegmentIlsParams, limits=None) -> BufferPlan:
     """The instance, the start (its candidate lists and buffers: start_plan), one
     candidate list for both searches, the whole-tour search's buffers and the cells'."""
     k = p.candidate_params().k
-    layout = CellLayout.of(inst, p, min(p.candidates, k), limits)
+    layout = CellLayout.of(inst, p, k, limits)
     m = max(spec.params_type().candidates for spec in STARTS.values())
     return (shared_plan(inst, m, k).merge(start_plan(inst, p, m))
             .merge(search_plan(inst.n, p.polish_params(k))).merge(layout.plan(inst.n)))
