@@ -255,6 +255,16 @@ class _EndlessZeros:
         return bytes(size)
 
 
+@FUZZ
+@given(st.text(alphabet=" \t\n\r\x0b\x0c12.-xé", max_size=40), st.integers(2, 4))
+def test_the_fast_count_of_fields_a_line_is_the_patterns(chunk, width):
+    """The node section's check of fields a line: numpy's count in ASCII text (the other
+    text goes to the pattern) finds a bad line exactly where the pattern does."""
+    from tspcl.tsplib import _bad_node_line, _has_bad_node_line
+
+    assert _has_bad_node_line(chunk, width) == (_bad_node_line(width).search(chunk) is not None)
+
+
 def test_endless_zeros_stop_at_the_first_chunk():
     stdin = _EndlessZeros()
     with mock.patch.object(sys, "stdin", mock.Mock(buffer=stdin)):
