@@ -739,3 +739,16 @@ def test_bad_input_names_file_and_line(parse, source, name, case):
         parse(text, source)
     assert e.value.line == line, str(e.value)
     assert str(e.value).startswith(f"{source}:{line}: ") and words in str(e.value)
+
+
+def test_integer_coordinates_read_as_the_same_doubles_as_decimal_ones():
+    """Tokens that are all integers are read through int64: the same doubles as float
+    parsing gives (both round to nearest beyond 2**53), and a token too large for int64
+    goes the float way."""
+    from tspcl.tsplib import _floats
+
+    rng = np.random.default_rng(3)
+    ints = [str(v) for v in rng.integers(-2**63 + 1, 2**63 - 1, 5000)]
+    edges = ["9007199254740993", "+12", "007", "18014398509481987", "0"]
+    for tokens in (ints + edges, ["99999999999999999999", "1"]):
+        assert _floats(tokens, None, "t").tolist() == [float(t) for t in tokens]

@@ -535,9 +535,17 @@ def _bad_token(tokens: list[str], items, source: str, pattern: re.Pattern,
 
 
 def _floats(tokens: list[str], items, source: str) -> np.ndarray:
-    """Decimal tokens as finite float64; a bad token is reported with its line."""
+    """Decimal tokens as finite float64; a bad token is reported with its line.  Tokens
+    that are all integers go through int64, which numpy reads in a third of the time
+    (the same doubles: both round to nearest; "-0" gives 0.0)."""
     a = None
-    if not _NOT_IN_NUMBERS_RE.search(" ".join(tokens)):
+    text = " ".join(tokens)
+    if not _NOT_IN_INTEGERS_RE.search(text):
+        try:
+            a = np.array(tokens, dtype=np.int64).astype(np.float64)
+        except (ValueError, OverflowError):
+            pass
+    if a is None and not _NOT_IN_NUMBERS_RE.search(text):
         try:
             a = np.array(tokens, dtype=np.float64)
         except ValueError:
