@@ -7,7 +7,8 @@
 #   bash scripts/bench_running_cluster.sh 4 scripts/suites/scale.toml /tmp/scale4 gpu
 set -u
 k=$1; suite=$2; out=$3; dev=${4:-gpu}
-python3 -m distributed.cli.dask_scheduler --host 127.0.0.1 --port 8786 \
+DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0 \
+  python3 -m distributed.cli.dask_scheduler --host 127.0.0.1 --port 8786 \
     --dashboard-address 127.0.0.1:0 > "$out.sched.log" 2>&1 &
 pids=$!
 for i in $(seq 0 $((k - 1))); do

@@ -11,7 +11,7 @@
 * ``scheduler="tcp://HOST:PORT"``: a running Dask cluster.  Start one worker process
   per device, one thread each, pinned by ``$TSPCL_DEVICE``, on each machine::
 
-      dask scheduler                                   # on one machine: tcp://HOST:8786
+      DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0 dask scheduler   # tcp://HOST:8786
       TSPCL_DEVICE=0:0 dask worker tcp://HOST:8786 --nworkers 1 --nthreads 1 &
       TSPCL_DEVICE=0:1 dask worker tcp://HOST:8786 --nworkers 1 --nthreads 1 &
 
