@@ -250,3 +250,15 @@ def test_geo_device_coords_are_radians_and_planar_coords_are_raw():
                         matrix=np.zeros((2, 2)), display=np.array([[1.0, 2.0], [3.0, 4.0]]))
     assert explicit.device_coords is None
     assert explicit.planar_coords.tolist() == [[1, 2], [3, 4]]
+
+
+@pytest.mark.parametrize("weight_type", AXIS_METRICS + ["ATT", "GEO"])
+def test_tour_length_is_the_sum_of_its_edges_distances(weight_type):
+    """The tour's length (one gather of the visited rows) is the sum of dist over its
+    edges, the closing one included, for every coordinate metric."""
+    rng = np.random.default_rng(7)
+    coords = rng.uniform(-80, 80, (200, 3 if weight_type.endswith("3D") else 2))
+    inst = Instance(name="r", kind="TSP", weight_type=weight_type, coords=coords)
+    tour = rng.permutation(200)
+    edges = sum(int(inst.dist(int(a), int(b))) for a, b in zip(tour, np.roll(tour, -1)))
+    assert inst.tour_length(tour) == edges

@@ -328,4 +328,8 @@ class Instance:
         if problem is not None:
             raise ValueError(problem)
         t = np.asarray(tour, dtype=np.int64)
-        return int(self.dist(t, np.roll(t, -1)).sum(dtype=np.int64))
+        if self.matrix is not None:
+            return int(self.dist(t, np.roll(t, -1)).sum(dtype=np.int64))
+        visited = self.device_coords[t]      # one gather; the next city's row is the roll
+        return int(coord_distance(self.weight_type, visited, np.roll(visited, -1, axis=0))
+                   .sum(dtype=np.int64))
