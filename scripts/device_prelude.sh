@@ -13,7 +13,7 @@
 # and a Python install do on a user's machine.
 export PYTHONPYCACHEPREFIX=/tmp/pycache
 python3 -m compileall -q -j 0 /tmp/site tspcl > /dev/null 2>&1
-python3 -c 'import sys, tspcl.cli, tspcl.run, tspcl.solvers, tspcl.device, pyopencl, numpy
+python3 -c 'import sys, tspcl.cli, tspcl.run, tspcl.solvers.pils, tspcl.device, pyopencl, numpy
 print("\n".join(m.__file__ for m in list(sys.modules.values())
                 if (getattr(m, "__file__", None) or "").endswith(".py")))' \
   | xargs -r python3 -m compileall -q > /dev/null 2>&1
