@@ -86,7 +86,8 @@ class DaskRunner:
         running = as_completed()
 
         def fill() -> None:  # a task for each worker that has none
-            while len(futures) < self.worker_count():
+            workers = self.worker_count()   # a running cluster's: one call to its scheduler
+            while len(futures) < workers:
                 task = next(waiting, None)
                 if task is None:
                     return
