@@ -704,8 +704,9 @@ def _has_bad_node_line(chunk: str, width: int) -> bool:
     apart = _APART[b]
     starts = ~apart                      # a field starts after a separator, or at 0
     starts[1:] &= apart[:-1]
-    before = np.searchsorted(np.flatnonzero(starts), np.flatnonzero(newline))
-    fields = np.diff(before, prepend=0, append=int(starts.sum()))   # a line each
+    firsts = np.flatnonzero(starts)
+    before = np.searchsorted(firsts, np.flatnonzero(newline))   # fields before each line end
+    fields = np.diff(before, prepend=0, append=firsts.size)     # a line each
     return bool(((fields != 0) & (fields != width)).any())
 
 
