@@ -507,11 +507,13 @@ def test_replicas_search_the_whole_tour_and_the_best_one_is_kept(rt):  # noqa: F
                for r in range(60))
 
 
-def test_bridges_auto_draws_double_bridges_in_replicas_only(rt):  # noqa: F811
+def test_bridges_auto_draws_double_bridges_in_replicas_and_spans_only(rt):  # noqa: F811
     """bridges=auto: half the kicks double bridges where the tour fits one cell (the
-    replicas: the same tour as bridges=0.5, another than 0), none in cells (as 0)."""
-    assert SegmentIlsParams().bridge_share(True) == 0.5 and SegmentIlsParams().bridge_share(False) == 0
-    assert SegmentIlsParams(bridges="0.25").bridge_share(True) == 0.25
+    replicas: the same tour as bridges=0.5, another than 0), all in cells with a span,
+    none in other cells (as 0)."""
+    auto = SegmentIlsParams()
+    assert (auto.bridge_share("replica"), auto.bridge_share("span"), auto.bridge_share("cell")) == (0.5, 1, 0)
+    assert all(SegmentIlsParams(bridges="0.25").bridge_share(w) == 0.25 for w in ("replica", "span", "cell"))
     for bad in ("1.5", "-0.1", "half", "nan"):
         with pytest.raises(UsageError, match="bridges must be"):
             SegmentIlsParams(bridges=bad)
@@ -525,7 +527,8 @@ def test_bridges_auto_draws_double_bridges_in_replicas_only(rt):  # noqa: F811
     assert np.array_equal(tour(whole), tour(whole, bridges="0.5"))
     assert not np.array_equal(tour(whole), tour(whole, bridges="0"))
     cells = _uniform(300, 17)
-    assert np.array_equal(tour(cells, cell="64"), tour(cells, cell="64", bridges="0"))
+    assert np.array_equal(tour(cells, cell="64", spans="0"), tour(cells, cell="64", spans="0", bridges="0"))
+    assert not np.array_equal(tour(cells, cell="64"), tour(cells, cell="64", bridges="0"))
 
 
 def test_the_tour_does_not_depend_on_the_work_group_size(rt):  # noqa: F811

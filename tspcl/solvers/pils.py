@@ -58,6 +58,7 @@ SPAN_SHARE = 4          # spans=auto: a span for every this many cells of a roun
 GROUPS_PER_UNIT = 4     # work-groups a round runs per compute unit (copies of cells)
 POLISH_CHUNK = 8        # polish steps enqueued between two reads of the search's words
 AUTO_KICKS_PER_CITY = 100  # kicks=auto without a time limit
+AUTO_BRIDGES = {"span": 1.0, "replica": 0.5, "cell": 0.0}  # bridges=auto, by cell
 STAGING_CITIES = 1 << 24  # cities the copies' staging holds at most (256 MiB)
 MOST_GROUPS = 1024      # the memory plan's bound on GROUPS_PER_UNIT x compute units
 QB_MOST = 200_000       # init=auto's most cities for qb: its scans for the cities whose
@@ -95,10 +96,10 @@ class SegmentIlsParams:
     bridges: str = param("auto", "share of the kicks that are double bridges (four joins "
                          "change, which no single move undoes), from 0 to 1; the others move a "
                          "chain next to a city near it (finer).  In a cell with a span they "
-                         "start in the span.  auto: 0.5 where the tour fits one cell (its "
-                         "replicas) and in spans, where a double bridge changes the whole "
-                         "tour's structure, else 0 (in cells it stays inside one piece).  0.5 "
-                         "is also far better at the few kicks a CPU runs")
+                         "start in the span.  auto: 1 in cells with a span, 0.5 where the tour "
+                         "fits one cell (its replicas): there a double bridge changes the "
+                         "whole tour's structure; else 0 (in cells it stays inside one "
+                         "piece).  0.5 is also far better at the few kicks a CPU runs")
     window: int = param(200, "cities a chain kick moves at most")
     walk: int = param(40, "steps of each random walk over the candidates that finds a kick's "
                       "cities (linkern's walk kick; 0: any city of the cell)")
@@ -139,7 +140,7 @@ class SegmentIlsParams:
         if self.copies:
             check_count("copies", self.copies, 1, MOST_GROUPS, note=", or 0 for auto")
         self.span_count(1)      # validate spans and bridges
-        self.bridge_share(True)
+        self.bridge_share("span")
         check_count("window", self.window, 3, 65535)
         check_count("walk", self.walk, 0, 1000)
         check_count("depth", self.depth, 0, 16)
@@ -158,16 +159,16 @@ class SegmentIlsParams:
             raise UsageError(f"polish must be none or one of {', '.join(OPERATORS)} (got {self.polish!r})")
         self.candidate_params()   # validates the kind and the list length
 
-    def bridge_share(self, structure: bool) -> float:
-        """The share of double bridges among the kicks: as given; auto, 0.5 where they
-        change the tour's structure (`structure`: the cells are replicas of the whole
-        tour, or a cell has a span), else 0 (docs/notebook/pils.md: pr1002 at 10 s on an
-        H200, optimal on three seeds of three against 0.36-0.43 % at 0; no gain in cells
-        without spans, fnl4461, pr2392, rl5915; in spans d18512 and pla33810 gain)."""
+    def bridge_share(self, where: str) -> float:
+        """The share of double bridges among the kicks of a cell `where` ("span": a cell
+        with a span; "replica": the cells are replicas of the whole tour; "cell": other
+        cells): as given; auto AUTO_BRIDGES[where] (docs/notebook/pils.md: pr1002 at 10 s
+        on an H200, optimal on three seeds of three with 0.5 in replicas against
+        0.36-0.43 % at 0; no gain in cells without spans, fnl4461, pr2392, rl5915; in spans
+        d18512 and pla33810 gain, and 1 beats 0.5 on pla33810 and pla85900 on the H100,
+        thirteenth session)."""
         share = auto_or_number("bridges", self.bridges, float, 0, 1, "a share")
-        if share is None:
-            return 0.5 if structure else 0.0
-        return share
+        return AUTO_BRIDGES[where] if share is None else share
 
     def span_count(self, cells: int) -> int:
         """The spans of a round of `cells` k-d cells: as given, auto one for every
@@ -387,8 +388,9 @@ class DeviceCells:
         # spans: in k-d cells (not in a tour of one piece or runs of it), unless spans=0
         self.has_spans = self.kd and p.span_count(MOST_SPANS) > 0
         # the kicks' double bridges: in replicas or other cells, and in cells with a span
-        self.bridge_cut, self.span_cut = (round(p.bridge_share(structure) * BRIDGE_SCALE)
-                                          for structure in (n <= self.size, True))
+        self.bridge_cut, self.span_cut = (round(p.bridge_share(where) * BRIDGE_SCALE)
+                                          for where in ("replica" if n <= self.size else "cell",
+                                                        "span"))
         self.partitions: list = []
         self.buf = layout.plan(n).allocate(rt)
         rt.cl.enqueue_fill_buffer(rt.queue, self.buf.rejoined, np.int32(0), 0, 4)
