@@ -528,7 +528,14 @@ def test_bridges_auto_draws_double_bridges_in_replicas_and_spans_only(rt):  # no
     assert not np.array_equal(tour(whole), tour(whole, bridges="0"))
     cells = _uniform(300, 17)
     assert np.array_equal(tour(cells, cell="64", spans="0"), tour(cells, cell="64", spans="0", bridges="0"))
-    assert not np.array_equal(tour(cells, cell="64"), tour(cells, cell="64", bridges="0"))
+    # the cuts below which a cell's kick is a double bridge: none in cells, all in spans
+    def cuts(inst, **values):
+        cells = Rounds(rt, inst, **values).cells
+        return cells.bridge_cut, cells.span_cut
+
+    scale = pils.BRIDGE_SCALE
+    assert cuts(cells) == (0, scale) and cuts(cells, bridges="0.25") == (scale // 4, scale // 4)
+    assert cuts(_uniform(CELL, 17))[0] == scale // 2
 
 
 def test_the_tour_does_not_depend_on_the_work_group_size(rt):  # noqa: F811
