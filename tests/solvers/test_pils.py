@@ -509,10 +509,10 @@ def test_replicas_search_the_whole_tour_and_the_best_one_is_kept(rt):  # noqa: F
 
 def test_bridges_auto_draws_double_bridges_in_replicas_and_spans_only(rt):  # noqa: F811
     """bridges=auto: half the kicks double bridges where the tour fits one cell (the
-    replicas: the same tour as bridges=0.5, another than 0), all in cells with a span,
+    replicas: the same tour as bridges=0.5, another than 0) and in cells with a span,
     none in other cells (as 0)."""
     auto = SegmentIlsParams()
-    assert (auto.bridge_share("replica"), auto.bridge_share("span"), auto.bridge_share("cell")) == (0.5, 1, 0)
+    assert (auto.bridge_share("replica"), auto.bridge_share("span"), auto.bridge_share("cell")) == (0.5, 0.5, 0)
     assert all(SegmentIlsParams(bridges="0.25").bridge_share(w) == 0.25 for w in ("replica", "span", "cell"))
     for bad in ("1.5", "-0.1", "half", "nan"):
         with pytest.raises(UsageError, match="bridges must be"):
@@ -528,13 +528,13 @@ def test_bridges_auto_draws_double_bridges_in_replicas_and_spans_only(rt):  # no
     assert not np.array_equal(tour(whole), tour(whole, bridges="0"))
     cells = _uniform(300, 17)
     assert np.array_equal(tour(cells, cell="64", spans="0"), tour(cells, cell="64", spans="0", bridges="0"))
-    # the cuts below which a cell's kick is a double bridge: none in cells, all in spans
+    # the cuts below which a cell's kick is a double bridge: none in cells, half in spans
     def cuts(inst, **values):
         cells = Rounds(rt, inst, **values).cells
         return cells.bridge_cut, cells.span_cut
 
     scale = pils.BRIDGE_SCALE
-    assert cuts(cells) == (0, scale) and cuts(cells, bridges="0.25") == (scale // 4, scale // 4)
+    assert cuts(cells) == (0, scale // 2) and cuts(cells, bridges="0.25") == (scale // 4, scale // 4)
     assert cuts(_uniform(CELL, 17))[0] == scale // 2
 
 

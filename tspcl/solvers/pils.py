@@ -58,7 +58,7 @@ SPAN_SHARE = 4          # spans=auto: a span for every this many cells of a roun
 GROUPS_PER_UNIT = 4     # work-groups a round runs per compute unit (copies of cells)
 POLISH_CHUNK = 8        # polish steps enqueued between two reads of the search's words
 AUTO_KICKS_PER_CITY = 100  # kicks=auto without a time limit
-AUTO_BRIDGES = {"span": 1.0, "replica": 0.5, "cell": 0.0}  # bridges=auto, by cell
+AUTO_BRIDGES = {"span": 0.5, "replica": 0.5, "cell": 0.0}  # bridges=auto, by cell
 STAGING_CITIES = 1 << 24  # cities the copies' staging holds at most (256 MiB)
 MOST_GROUPS = 1024      # the memory plan's bound on GROUPS_PER_UNIT x compute units
 QB_MOST = 200_000       # init=auto's most cities for qb: its scans for the cities whose
@@ -96,10 +96,10 @@ class SegmentIlsParams:
     bridges: str = param("auto", "share of the kicks that are double bridges (four joins "
                          "change, which no single move undoes), from 0 to 1; the others move a "
                          "chain next to a city near it (finer).  In a cell with a span they "
-                         "start in the span.  auto: 1 in cells with a span, 0.5 where the tour "
-                         "fits one cell (its replicas): there a double bridge changes the "
-                         "whole tour's structure; else 0 (in cells it stays inside one "
-                         "piece).  0.5 is also far better at the few kicks a CPU runs")
+                         "start in the span.  auto: 0.5 where the tour fits one cell (its "
+                         "replicas) and in spans, where a double bridge changes the whole "
+                         "tour's structure, else 0 (in cells it stays inside one piece).  0.5 "
+                         "is also far better at the few kicks a CPU runs")
     window: int = param(200, "cities a chain kick moves at most")
     walk: int = param(40, "steps of each random walk over the candidates that finds a kick's "
                       "cities (linkern's walk kick; 0: any city of the cell)")
@@ -165,7 +165,7 @@ class SegmentIlsParams:
         cells): as given; auto AUTO_BRIDGES[where] (docs/notebook/pils.md: pr1002 at 10 s
         on an H200, optimal on three seeds of three with 0.5 in replicas against
         0.36-0.43 % at 0; no gain in cells without spans, fnl4461, pr2392, rl5915; in spans
-        d18512 and pla33810 gain, and 1 beats 0.5 on pla33810 and pla85900 on the H100,
+        d18512 and pla33810 gain; 1 there is no better at 60 s and worse on rl5915 at 10 s,
         thirteenth session)."""
         share = auto_or_number("bridges", self.bridges, float, 0, 1, "a share")
         return AUTO_BRIDGES[where] if share is None else share
