@@ -56,7 +56,7 @@ class Rounds:
         self.search = SimpleNamespace(tour=rt.empty(4 * n), pos=rt.empty(4 * n))
         layout = CellLayout.of(inst, self.params, self.cand.m, rt.limits)
         self.cells = DeviceCells(ctx, self.cand, self.params, self.search, layout)
-        self.m = min(self.params.candidates, self.cand.m)
+        self.m = layout.m
 
     def run(self, order, round_no, offset, descend, budget):
         """One round from `order`; returns the new order, the gain, the kicks and the

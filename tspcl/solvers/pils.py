@@ -260,12 +260,15 @@ def cells_local_xy(inst: Instance, p: SegmentIlsParams, is_gpu: bool) -> bool:
 
 @dataclass(frozen=True)
 class CellLayout:
-    """How pils lays out its cells on a device: `fits`, the most cities one work-group's
-    local memory holds (the kernels' L_MAX); `size`, the cities per cell; `kd`, k-d cells
-    (else runs of the tour); `target`, the work-groups a round aims at; `most_copies`,
-    the most copies of a cell a round runs; `local_xy`, whether the cells' coordinates
-    are in local memory (:func:`cells_local_xy`)."""
+    """How pils lays out its cells on a device: `m`, the candidates a city the cells
+    read (the kernels' M); `group`, the work-items of a cell's work-group (WG); `fits`,
+    the most cities one work-group's local memory holds (L_MAX); `size`, the cities per
+    cell; `kd`, k-d cells (else runs of the tour); `target`, the work-groups a round aims
+    at; `most_copies`, the most copies of a cell a round runs; `local_xy`, whether the
+    cells' coordinates are in local memory (:func:`cells_local_xy`)."""
 
+    m: int
+    group: int
     fits: int
     size: int
     kd: bool
@@ -281,12 +284,13 @@ class CellLayout:
         n, m = inst.n, min(p.candidates, k)
         kd = p.cells == "kd" or (p.cells == "auto" and inst.has_coords)
         if limits is None:
-            return cls(0, 0, kd, MOST_GROUPS, max_copies(n, 1, MOST_GROUPS, p.copies))
+            return cls(m, p.group, 0, 0, kd, MOST_GROUPS, max_copies(n, 1, MOST_GROUPS, p.copies))
         in_local = cells_local_xy(inst, p, limits.is_gpu)
-        fits = longest_cell(m, limits.local_mem, in_local, min(p.group, limits.max_work_group))
+        group = min(p.group, limits.max_work_group)
+        fits = longest_cell(m, limits.local_mem, in_local, group)
         size = cell_size(p, fits)
         target = min(GROUPS_PER_UNIT * limits.compute_units, MOST_GROUPS)
-        return cls(fits, size, kd and n > size, target,
+        return cls(m, group, fits, size, kd and n > size, target,
                    max_copies(n, -(-n // size), target, p.copies), in_local)
 
     def plan(self, n: int) -> BufferPlan:
@@ -367,11 +371,9 @@ class DeviceCells:
                  layout: CellLayout, draws: KdDraws | None = None):
         rt, inst = ctx.rt, ctx.inst
         n = inst.n
-        m = min(p.candidates, cand.m)
-        self.group = min(p.group, rt.limits.max_work_group)
-        self.size, self.kd, self.target, self.most_copies = (layout.size, layout.kd, layout.target,
-                                                             layout.most_copies)
-        defines = {"M": m, "L_MAX": layout.fits, "WG": self.group, "QCAP": QUEUE_SLOTS,
+        self.group, self.size, self.kd, self.target, self.most_copies = (
+            layout.group, layout.size, layout.kd, layout.target, layout.most_copies)
+        defines = {"M": layout.m, "L_MAX": layout.fits, "WG": self.group, "QCAP": QUEUE_SLOTS,
                    "LOCAL_XY": int(layout.local_xy), "MAX_MOVES": MAX_MOVES, "LK_DEPTH": p.depth,
                    "STEP_MOVES": p.step_moves, "SPAN_PIECES": SPAN_PIECES, "SCAN_CHUNK": SCAN_CHUNK}
         kernel = lambda name: ctx.dinst.kernel("pils", name, **defines)  # noqa: E731
