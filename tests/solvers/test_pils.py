@@ -528,10 +528,11 @@ def test_bridges_auto_draws_double_bridges_in_replicas_and_spans_only(rt):  # no
     assert not np.array_equal(tour(whole), tour(whole, bridges="0"))
     cells = _uniform(300, 17)
     assert np.array_equal(tour(cells, cell="64", spans="0"), tour(cells, cell="64", spans="0", bridges="0"))
-    # the cuts below which a cell's kick is a double bridge: none in cells, half in spans
+
     def cuts(inst, **values):
-        cells = Rounds(rt, inst, **values).cells
-        return cells.bridge_cut, cells.span_cut
+        """The cuts below which a kick is a double bridge: in other cells, in span cells."""
+        device_cells = Rounds(rt, inst, **values).cells
+        return device_cells.bridge_cut, device_cells.span_cut
 
     scale = pils.BRIDGE_SCALE
     assert cuts(cells) == (0, scale // 2) and cuts(cells, bridges="0.25") == (scale // 4, scale // 4)
