@@ -122,7 +122,7 @@ class SegmentIlsParams:
                               "{})".format(*LK_DEPTHS))
     polish_breadth: int = param(1, "polish=lk: alternatives tried for a chain's second step ({} to "
                                 "{})".format(*LK_BREADTHS))
-    polish_steps: int = param(32, "passes over the queued cities each polish takes, the first "
+    polish_steps: int = param(64, "passes over the queued cities each polish takes, the first "
                               "descent from the start tour too (1 or more)")
     group: int = param(128, "work-items of a cell's work-group: 32, 64, 128 or 256 (with "
                        "step_moves above 1 the tour depends on it)")
