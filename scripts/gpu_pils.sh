@@ -12,7 +12,7 @@
 # runs.jsonl (one --json line a run; each instance first runs WARM seconds untimed (default
 # 5: a 1-s run does not reach every kernel a long run builds), so that kernel builds, which
 # a fresh machine pays once, are cached as a user's second run finds them), logs.tgz
-# (logs/*.log, progress; peers' logs; u1m.*), ttt.csv (time to 1/0.5/0.2 %), linkern*.csv.
+# (logs/*.log, progress; peers' logs; u1m.*; *.err), ttt.csv (time to 1/0.5/0.2 %), linkern*.csv.
 set -uo pipefail
 . scripts/device_prelude.sh pils
 I=.bench/instances/tsplib
@@ -81,5 +81,7 @@ pils_runs 0 "${RUNS:-pr1002 10 1}"
 wait
 cat "$OUT"/runs[01].jsonl > "$OUT/runs.jsonl" && rm -f "$OUT"/runs[01].jsonl
 python3 scripts/time_to_target.py --optima .bench/instances/optima.csv "$OUT"/logs/*.log > "$OUT/ttt.csv"
-cd "$OUT" && tar -czf logs.tgz logs peers* u1m.* 2>/dev/null; rm -rf logs peers* u1m.log u1m.err
+# at most 8 files come back from the device: the logs, the peers' logs, the million's and
+# the error streams go in one archive
+cd "$OUT" && tar -czf logs.tgz logs peers* u1m.* *.err 2>/dev/null; rm -rf logs peers* u1m.* *.err
 step done
