@@ -3,7 +3,7 @@
 # Carry .whl, .bench (instances + optima.csv) and .peers (../shared/peers).  RUNS lists the
 # tspcl runs as "instance seconds seed [-p key=value ...]", one per line; RUNS1, where the
 # machine has two GPUs, lists runs for the second GPU, run at the same time as RUNS on the
-# first.  linkern runs one core per run: on 16 cores linkern takes cores 0-10 (core 11 for a
+# first (a machine with one GPU stops at once, exit status 2).  linkern runs one core per run: on 16 cores linkern takes cores 0-10 (core 11 for a
 # million cities) and tspcl 12-15; on 32 or more, linkern 0-21 (22), tspcl 24-27 on the
 # first GPU and 28-31 on the second.  PEER_SHORT and PEER_LONG name linkern's instances at
 # 10 and 60 s (seeds 1-3; empty: none); PEERS=0 skips linkern; TESTS=0 skips the pils tests
@@ -17,6 +17,15 @@ set -uo pipefail
 . scripts/device_prelude.sh pils
 I=.bench/instances/tsplib
 mkdir -p "$OUT/logs"
+RUNS1=${RUNS1-}
+MILLION_GPU=0   # the GPU whose runs the million heads: the second where there are two lists
+if [ -n "$RUNS1" ]; then
+  if [ "$(nvidia-smi -L | wc -l)" -lt 2 ]; then
+    echo "gpu_pils.sh: RUNS1 needs a second GPU; this machine has one" | tee -a "$LOG" >&2
+    exit 2
+  fi
+  MILLION_GPU=1
+fi
 if [ "${TESTS:-1}" = 1 ]; then
   step "pils tests on the GPU"
   TSPCL_TEST_DEVICE=gpu timeout 120 python3 -m pytest -q -p no:cacheprovider tests/solvers/test_pils.py 2>&1 | tail -3 | tee -a "$LOG"
@@ -59,7 +68,7 @@ pils_runs() {   # gpu, runs: warm the kernel cache for the runs' instances, then
   for inst in $(echo "$2" | awk '{print $1}' | sort -u); do
     timeout 120 taskset -c "$cores" python3 -m tspcl solve "$I/$inst.tsp" --algo pils -d gpu -t "${WARM:-5}" -o /dev/null -q 2>> "$OUT/runs.err"
   done
-  if [ "${MILLION:-0}" = 1 ] && [ "$gpu" = "$((${#RUNS1} > 0))" ]; then
+  if [ "${MILLION:-0}" = 1 ] && [ "$gpu" = "$MILLION_GPU" ]; then
     million "$cores"
   fi
   step "GPU $gpu: tspcl pils runs"
@@ -73,7 +82,6 @@ pils_runs() {   # gpu, runs: warm the kernel cache for the runs' instances, then
     echo "$name: $(tail -1 "$OUT/runs$gpu.jsonl" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["gap_percent"], r["wall_s"], r["kernel_s"], r["iterations"])')" | tee -a "$LOG"
   done <<< "$2"
 }
-RUNS1=${RUNS1-}
 if [ -n "$RUNS1" ]; then
   pils_runs 1 "$RUNS1" &
 fi
