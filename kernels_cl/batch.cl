@@ -163,9 +163,10 @@ __kernel void batch_search(__global const double *restrict g_coords,
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* slack: slack_milli / 1000 of the tour's mean edge at the launch's start */
+    int done[2];
     path_ils(DIST_ARGS, SEG_PASS, path, at, piece, joint, 0, 0, NONE, saved, saved_piece, best, len,
              lcand, queue, queued, keep, shared, gains, codes, rkey, launch, 0u, descend, kicks[g],
-             window, walk, bridge_cut, tour_length * slack_milli / (1000L * len));
+             window, walk, bridge_cut, tour_length * slack_milli / (1000L * len), 0, done);
 
     for (int p = lid; p < len; p += WG)
         tours[base + p] = path[p];

@@ -116,6 +116,10 @@ __kernel void pils_tour_cells(__global const int *restrict tour, const int n, co
  *   kicks/window/walk/bridge_cut: kicks per work-group (one more in the first `extra`
  *                groups), as kick_move draws them; span_cut is bridge_cut in a cell
  *                with a span (its double bridges start there)
+ *   step_budget: > 0: a work-group begins no kick once its local searches have taken
+ *                that many steps (kicks is then a bound), so that the round's groups
+ *                end together whatever their kicks cost; work[2 g], work[2 g + 1]: the
+ *                kicks group g took and its searches' steps
  *   window_of/windows/rejoin: the round's windows (pils_windows) and the spans'
  *                records (pils_rejoin)
  *   seed, round: the draws are Philox(seed; round, group, kick).
@@ -133,7 +137,8 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
                          const int descend, const int kicks, const int extra,
                          const int window, const int walk, const uint bridge_cut,
                          const uint span_cut, __global const int *restrict window_of,
-                         const int windows, __global int *restrict rejoin)
+                         const int windows, __global int *restrict rejoin,
+                         const int step_budget, __global int *restrict work)
 {
     __local int city[L_MAX], key[L_MAX];
 #if LOCAL_XY
@@ -231,12 +236,13 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
 
     const rng_key_t rkey = {seed_lo, seed_hi};
     const int span = span_at[0];
+    int done[2];
     const long total = path_ils(DIST_ARGS, SEG_PASS, path, at, piece, joint, span_at[1],
                                 span_at[2], span, saved, saved_piece, saved, len, lcand, queue,
                                 queued, keep, shared, gains, codes,
                                 rkey, round, (uint)g, descend, my_kicks, window, walk,
                                 span == NONE ? bridge_cut : span_cut,
-                                0);       /* no slack: `best` is never touched */
+                                0, step_budget, done);    /* no slack: `best` is never touched */
 
     /* runs: the pieces, and in the span the stretches between two joints, the span's
      * r-th going to its piece s + r's place; each position's run start in saved[] and
@@ -275,8 +281,11 @@ __kernel void pils_round(DIST_PARAMS, __global const int *restrict cand,
         staging_base[copy + base + i] = key[saved_piece[i]];
         staging_index[copy + base + i] = i - saved[i];
     }
-    if (lid == 0)
+    if (lid == 0) {
         gain[g] = total;
+        work[2 * g] = done[0];
+        work[2 * g + 1] = done[1];
+    }
 }
 
 /* Exclusive prefix sums of delta (n ints) into shift, in chunks of SCAN_CHUNK: the
@@ -469,14 +478,26 @@ __kernel void pils_rejoin(__global const int *restrict rejoin, const int copies,
     }
 }
 
-/* The round's gain (one work-group): total[0] = the sum of cell_gain[0 .. count). */
+/* The round's totals (one work-group): total[0] = the sum of cell_gain[0 .. count) (the
+ * round's gain), total[1] and total[2] the kicks and steps of its `groups` work-groups
+ * (pils_round's work). */
 __kernel void pils_round_gain(__global const long *restrict cell_gain, const int count,
+                              __global const int *restrict work, const int groups,
                               __global long *restrict total, __local long *scratch)
 {
-    long sum = 0;
+    long sum = 0, kicks = 0, steps = 0;
     for (int c = get_local_id(0); c < count; c += get_local_size(0))
         sum += cell_gain[c];
+    for (int g = get_local_id(0); g < groups; g += get_local_size(0)) {
+        kicks += work[2 * g];
+        steps += work[2 * g + 1];
+    }
     sum = group_sum_long(scratch, sum);
-    if (get_local_id(0) == 0)
+    kicks = group_sum_long(scratch, kicks);
+    steps = group_sum_long(scratch, steps);
+    if (get_local_id(0) == 0) {
         total[0] = sum;
+        total[1] = kicks;
+        total[2] = steps;
+    }
 }

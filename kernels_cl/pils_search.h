@@ -387,13 +387,14 @@ inline int shared_move(__local const int *shared, int *lo, int *hi, int *where)
 }
 
 /* Local search from the queued cities until the queue is empty (or MAX_MOVES moves);
- * returns the total gain, the same in every work-item. */
+ * returns the total gain, the same in every work-item, and adds its steps to *steps. */
 inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
                         __local ushort *restrict at, __local ushort *restrict piece,
                         __local const uchar *restrict joint, const int span, const int len,
                         __local const ushort *restrict lcand,
                         __local ushort *queue, __local uchar *queued, __local int *keep,
-                        __local int *shared, __local long *gains, __local uint *codes)
+                        __local int *shared, __local long *gains, __local uint *codes,
+                        int *steps)
 {
     const int lid = get_local_id(0);
     long total = 0;
@@ -402,6 +403,7 @@ inline long path_search(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
         const int qn = shared[0];
         if (qn == 0)
             break;
+        (*steps)++;
         for (int t = lid; t < qn; t += WG)
             keep[t] = 0;
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -597,14 +599,16 @@ inline int kick_move(DIST_PARAMS, SEG_ARGS, const rng_key_t key, const uint roun
  * PoCL builds every call site's barriers separately and wants them unconditional, so it
  * is one loop with one call of path_search and no barrier under a condition): first,
  * with `descend`, passes over the path in chunks of QCAP cities until a whole pass finds
- * nothing; then `kicks` kicks, kick k drawn as kick_move(key, round, g, k), each undone
+ * nothing; then `kicks` kicks (fewer with step_budget > 0: none begins once the local
+ * searches have taken step_budget steps), kick k drawn as kick_move(key, round, g, k), each undone
  * when the path after its local search is longer than the best path so far by more than
  * `slack` (0: longer than before the kick; linkern's rule); with slack, the search goes on
  * from a kept path that is longer than the best (as the whole-tour ILS's accept=better
  * slack does), the best is kept in `best` (len entries, untouched at slack 0) and comes
  * back at the end: for a path of one piece only (pieces are not kept with it).  saved and
  * saved_piece are scratch (len entries).  Paths under 8 cities are left as they are.
- * Returns how much shorter the path is, the same in every work-item. */
+ * Returns how much shorter the path is, the same in every work-item; done[0] gets the
+ * kicks taken and done[1] the local searches' steps. */
 inline long path_ils(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
                      __local ushort *restrict at, __local ushort *restrict piece,
                      __local const uchar *restrict joint, const int span_from,
@@ -616,11 +620,11 @@ inline long path_ils(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
                      __local int *shared, __local long *gains, __local uint *codes,
                      const rng_key_t rkey, const uint round, const uint g, const int descend,
                      const int kicks, const int window, const int walk, const uint bridge_cut,
-                     const long slack)
+                     const long slack, const int step_budget, int *done)
 {
     const int lid = get_local_id(0);
     long total = 0, pass = 0, best_total = 0;   /* how much shorter the path is, and the best */
-    int from = descend ? 0 : len, kick = 0;
+    int from = descend ? 0 : len, kick = 0, steps = 0;
     for (int i = lid; i < (slack > 0 ? len : 0); i += WG)
         best[i] = path[i];
     while (len >= 8) {
@@ -629,7 +633,7 @@ inline long path_ils(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
             pass = 0;
         }
         const int kicking = from >= len;
-        if (kicking && kick == kicks)
+        if (kicking && (kick == kicks || (step_budget > 0 && steps >= step_budget)))
             break;
         if (!kicking && lid == 0)
             for (int x = from; x < min(len, from + QCAP); x++)
@@ -651,7 +655,7 @@ inline long path_ils(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
         if (lid == 0)
             queue_ends(path, len, queue, queued, &shared[0], count, lo, hi);
         const long found = path_search(DIST_ARGS, SEG_PASS, path, at, piece, joint, span, len,
-                                       lcand, queue, queued, keep, shared, gains, codes);
+                                       lcand, queue, queued, keep, shared, gains, codes, &steps);
         const long after = total + found - cost;     /* with the kick kept */
         const int undo = kicking && best_total - after > slack;
         for (int i = lid; i < (undo ? len : 0); i += WG) {
@@ -672,6 +676,8 @@ inline long path_ils(DIST_PARAMS, SEG_ARGS, __local ushort *restrict path,
         at[best[i]] = (ushort)i;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+    done[0] = kick;
+    done[1] = steps;
     return best_total;
 }
 

@@ -252,10 +252,12 @@ def test_a_descent_leaves_no_improving_move_inside_a_cell(rt, n, offset, step_mo
 def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, make, cells, cell, copies,  # noqa: F811
                                                                             step_moves):
     """(cells of 150 on 300 cities: several copies of each cell, the best one kept; or
-    one work-group a cell; one move a step)"""
+    one work-group a cell; one move a step; balance=kicks, so that every group runs
+    round_kicks kicks: the steps' budget has its own test below)"""
     n = 300
     inst = make(n, 3)
-    rounds = Rounds(rt, inst, cells=cells, cell=cell, copies=copies, step_moves=step_moves)
+    rounds = Rounds(rt, inst, cells=cells, cell=cell, copies=copies, step_moves=step_moves,
+                    balance="kicks")
     assert copies == 0 or rounds.cells.most_copies == copies
     assert rounds.cells.kd == (cells == "kd")
     order = _greedy(rt, inst)
@@ -269,6 +271,40 @@ def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, m
         assert gain >= 0 and kicks == min(cells * copies * rounds.params.round_kicks, 10_000)
         assert inst.tour_length(order) - inst.tour_length(out) == gain
         order = out
+
+
+def test_balance_steps_ends_each_group_at_its_step_budget_and_keeps_the_tour_exact(rt):  # noqa: F811
+    """balance=steps: after a round that shared out kicks (it measures the steps a kick
+    takes), every work-group kicks until its searches have taken the round's step budget,
+    at most twice round_kicks kicks; the round counts the kicks taken, its gain is exact,
+    the edges between cells stay, and the same seed gives the same tour."""
+    n = 300
+    inst = _uniform(n, 3)
+    start = _greedy(rt, inst)
+
+    def three_rounds(seed):
+        rounds = Rounds(rt, inst, seed=seed, cell=150, balance="steps")
+        order = start
+        for round_no, offset in enumerate((0, 37)):      # the descent, then kicks shared out
+            order = rounds.run(order, round_no, offset, round_no == 0, 10 ** 6)[0]
+        budget = round(rounds.params.round_kicks * rounds.cells.steps_per_kick)
+        out, gain, kicks, cell_of = rounds.run(order, 2, 250, False, 10 ** 6)
+        cells = len(set(cell_of.tolist()))
+        groups = cells * max(1, min(rounds.cells.most_copies, rounds.cells.target // cells))
+        work = rt.read(rounds.cells.buf.work, np.int32, 2 * groups).reshape(groups, 2)
+        return rounds, order, out, gain, kicks, cell_of, budget, work
+
+    rounds, order, out, gain, kicks, cell_of, budget, work = three_rounds(5)
+    cap = 2 * rounds.params.round_kicks
+    assert budget > 0 and kicks == work[:, 0].sum()
+    assert (work[:, 0] <= cap).all() and (work[:, 0] >= 1).all()
+    assert ((work[:, 0] == cap) | (work[:, 1] >= budget)).all(), "a group stopped before its budget"
+    assert len(set(work[:, 0].tolist())) > 1, "every group took the same kicks: no steps shared out"
+    assert sorted(out.tolist()) == list(range(n))
+    crossing = {e for e in _edges(order) if len({int(cell_of[c]) for c in e}) == 2}
+    assert crossing <= _edges(out), "an edge between two cells changed"
+    assert inst.tour_length(order) - inst.tour_length(out) == gain
+    assert np.array_equal(three_rounds(5)[2], out)
 
 
 def _pairings(order, cell_of, offset):

@@ -47,6 +47,7 @@ BRIDGE_SCALE = 1 << 16  # pils.cl draws kicks as double bridges below bridges * 
 CELLS = ("auto", "kd", "tour")
 STARTS = {spec.name: spec for spec in CONSTRUCTIONS if spec.name in ("greedy", "qb")}  # init
 COORDS = ("auto", "local", "global")
+BALANCES = ("kicks", "steps")   # balance: what a round's work-groups share out
 MIN_CELL = 16           # the smallest cell worth a work-group
 PARTITIONS = 8          # k-d partitions drawn and kept, used in turn
 SCAN_CHUNK = 4096       # entries a group of pils_scan_sums adds (a build define)
@@ -85,6 +86,12 @@ class SegmentIlsParams:
                        "auto (kd where there are coordinates)")
     cell: int = param(0, "cities per cell at most (0: as many as local memory holds)")
     round_kicks: int = param(64, "kicks per cell per round")
+    balance: str = param("steps", "what a round's work-groups share out: kicks (each runs "
+                         "round_kicks) or steps (each kicks until its local searches have "
+                         "taken as many steps as round_kicks kicks took a group on average "
+                         "the round before, at most twice round_kicks, so that the groups, "
+                         "whose kicks cost more in some cells than in others, end the round "
+                         "together)")
     copies: int = param(0, "work-groups searching each cell a round at most, each with its own "
                         "draws, the best kept (0: as many as fill the device)")
     spans: str = param("auto", "windows of the tour a round (k-d cells): in each, one cell's "
@@ -137,6 +144,8 @@ class SegmentIlsParams:
         if self.cell:
             check_count("cell", self.cell, MIN_CELL, 65535, note=", or 0 for auto")
         check_count("round_kicks", self.round_kicks, 1, 1 << 20)
+        if self.balance not in BALANCES:
+            raise UsageError(f"balance must be one of {', '.join(BALANCES)} (got {self.balance!r})")
         if self.copies:
             check_count("copies", self.copies, 1, MOST_GROUPS, note=", or 0 for auto")
         self.span_count(1)      # validate spans and bridges
@@ -298,7 +307,8 @@ class CellLayout:
         piece) and the pieces' growth, `most_copies` n-sized each; the cities' local
         indices and shifts, the scan's chunk sums, the tour's neighbours at the last
         polish (two a city); the gains of every work-group (cells x
-        copies, at most `target` or one a cell), of every cell and of the round; the
+        copies, at most `target` or one a cell), of every cell and of the round (with
+        its kicks and steps), each work-group's kicks and steps (`work`); the
         spans' windows (one a cell), records (a window's copies: at most `target`, or one
         a window) and scratch (n); and the cells: the PARTITIONS k-d partitions, or the
         tour's runs (members, first members, cell of each city)."""
@@ -310,7 +320,8 @@ class CellLayout:
         plan = (plan.add("local_of", i4, n).add("shift", i4, n).add("sums", i4, -(-n // SCAN_CHUNK))
                 .add("neighbours", i4, 2 * n)
                 .add("gains", i8, max(most_cells, self.target)).add("cell_gain", i8, most_cells)
-                .add("round_gain", i8, 1).add("window_of", i4, most_cells)
+                .add("round_gain", i8, 3).add("work", i4, 2 * max(most_cells, self.target))
+                .add("window_of", i4, most_cells)
                 .add("rejoin", i4, max(self.target, MOST_SPANS) * REJOIN_INTS).add("moved", i4, n)
                 .add("rejoined", i4, 1))
         for cells in [f"partition{i}" for i in range(PARTITIONS)] if self.kd else ["tour_cells"]:
@@ -386,6 +397,7 @@ class DeviceCells:
             raise UsageError(f"group {self.group}: this device runs pils_round with at most {most} work-items")
         self.gain_wg = rt.work_group_size(self.k["pils_round_gain"], 256)
         self.ctx, self.rt, self.n, self.cand, self.p, self.search = ctx, rt, n, cand, p, search
+        self.steps_per_kick = 0.0    # the last round's local-search steps a kick (balance=steps)
         self.draws = (draws or KdDraws.of(ctx, layout)) if self.kd else None
         # spans: in k-d cells (not in a tour of one piece or runs of it), unless spans=0
         self.has_spans = self.kd and p.span_count(MOST_SPANS) > 0
@@ -449,7 +461,13 @@ class DeviceCells:
         copies = max(1, min(self.most_copies, self.target // cells))
         groups = cells * copies
         windows = self.p.span_count(cells) if self.has_spans else 0   # windows x copies fit the records
-        kicks = min(groups * round_kicks, budget)
+        # balance=steps: a step budget a group, kicks up to twice round_kicks (within the
+        # run's budget); the first round (its descent) and a round the budget would not
+        # hold share out kicks
+        step_budget = (round(round_kicks * self.steps_per_kick)
+                       if self.p.balance == "steps" and not descend and self.steps_per_kick > 0
+                       and groups * 2 * round_kicks <= budget else 0)
+        kicks = min(groups * (2 if step_budget else 1) * round_kicks, budget)
         staging, base, index, delta = b.staging, b.staging_base, b.staging_index, b.delta
 
         def prepare() -> list:
@@ -474,7 +492,7 @@ class DeviceCells:
                 seed & 0xFFFFFFFF, seed >> 32, round_no, offset, copies, int(descend),
                 kicks // groups, kicks % groups, self.p.window, self.p.walk,
                 self.bridge_cut, self.span_cut, b.window_of,
-                windows, b.rejoin,
+                windows, b.rejoin, step_budget, b.work,
                 global_offset=(first_group * self.group,) if first_group else None)]
 
         def lay_out() -> list:
@@ -482,8 +500,8 @@ class DeviceCells:
                                      staging, base, index, delta, b.cell_gain, b.window_of,
                                      windows, b.rejoin, cl.LocalMemory(8 * wg),
                                      cl.LocalMemory(4 * wg)),
-                      k["pils_round_gain"](q, (wg,), (wg,), b.cell_gain, cells, b.round_gain,
-                                           cl.LocalMemory(8 * wg))]
+                      k["pils_round_gain"](q, (wg,), (wg,), b.cell_gain, cells, b.work, groups,
+                                           b.round_gain, cl.LocalMemory(8 * wg))]
             chunks = -(-n // SCAN_CHUNK)
             events += [k["pils_scan_sums"](q, (chunks * SCAN_WG,), (SCAN_WG,), delta, n, b.sums,
                                            cl.LocalMemory(8 * SCAN_WG)),
@@ -497,7 +515,10 @@ class DeviceCells:
                                                b.shift, n, offset, s.tour, b.moved, b.rejoined,
                                                cl.LocalMemory(4 * 8 * SPAN_PIECES)))
             events.append(k["pils_positions"](q, (min(n, 1 << 16),), None, s.tour, s.pos, n))
-            finished(int(rt.read(b.round_gain, np.int64, 1)[0]), kicks)
+            gain, kicked, stepped = (int(x) for x in rt.read(b.round_gain, np.int64, 3))
+            if not descend and kicked:
+                self.steps_per_kick = stepped / kicked
+            finished(gain, kicked)
             return events
 
         return [Launch.whole(prepare), Launch(groups, search), Launch.whole(lay_out)]
