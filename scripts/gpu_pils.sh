@@ -9,9 +9,10 @@
 # 10 and 60 s (seeds 1-3; empty: none); PEERS=0 skips linkern; TESTS=0 skips the pils tests
 # on the GPU; MILLION=1 first runs both on a million uniform cities (u1m.json, u1m.log,
 # linkern1m.csv; with RUNS1, at the head of the second GPU's runs).  Results in $OUT:
-# runs.jsonl (one --json line a run; each instance first runs WARM seconds untimed (default
-# 5: a 1-s run does not reach every kernel a long run builds), so that kernel builds, which
-# a fresh machine pays once, are cached as a user's second run finds them), logs.tgz
+# runs.jsonl (one --json line a run; each instance first runs WARM seconds untimed, once
+# with each of its runs' parameters (default 5: a 1-s run does not reach every kernel a long
+# run builds), so that kernel builds, which a fresh machine pays once, are cached as a
+# user's second run finds them), logs.tgz
 # (logs/*.log, progress; peers' logs; u1m.*; *.err), ttt.csv (time to 1/0.5/0.2 %), linkern*.csv.
 set -uo pipefail
 . scripts/device_prelude.sh pils
@@ -65,9 +66,10 @@ pils_runs() {   # gpu, runs: warm the kernel cache for the runs' instances, then
   local gpu=$1 cores=${PILS_CORES[$1]} k=0 inst secs seed params name
   export CUDA_VISIBLE_DEVICES=$gpu
   step "GPU $gpu: warm the kernel cache (a fresh machine builds for about 8 s on a first run)"
-  for inst in $(echo "$2" | awk '{print $1}' | sort -u); do
-    timeout 120 taskset -c "$cores" python3 -m tspcl solve "$I/$inst.tsp" --algo pils -d gpu -t "${WARM:-5}" -o /dev/null -q 2>> "$OUT/runs.err"
-  done
+  while read -r inst params; do   # each instance with each run's parameters (their builds differ)
+    timeout 120 taskset -c "$cores" python3 -m tspcl solve "$I/$inst.tsp" --algo pils -d gpu -t "${WARM:-5}" $params \
+        -o /dev/null -q 2>> "$OUT/runs.err"
+  done < <(echo "$2" | awk 'NF { inst = $1; $1 = $2 = $3 = ""; print inst, $0 }' | sort -u)
   if [ "${MILLION:-0}" = 1 ] && [ "$gpu" = "$MILLION_GPU" ]; then
     million "$cores"
   fi

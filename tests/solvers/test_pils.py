@@ -273,6 +273,23 @@ def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, m
         order = out
 
 
+def _three_rounds(rt, inst, seed, **params):  # noqa: F811
+    """The descent, a round of kicks, and a third round (whose kicks balance may share
+    out by steps) from greedy: the Rounds, the third round's start and end tours, gain,
+    kicks and cells, its step budget as the host sets it, and each work-group's kicks and
+    steps (`work`)."""
+    rounds = Rounds(rt, inst, seed=seed, **params)
+    order = _greedy(rt, inst)
+    for round_no, offset in enumerate((0, 37)):      # the descent, then kicks shared out
+        order = rounds.run(order, round_no, offset, round_no == 0, 10 ** 6)[0]
+    budget = round(rounds.params.round_kicks * rounds.cells.steps_per_kick)
+    out, gain, kicks, cell_of = rounds.run(order, 2, 250 % inst.n, False, 10 ** 6)   # offsets < n
+    cells = len(set(cell_of.tolist()))
+    groups = cells * max(1, min(rounds.cells.most_copies, rounds.cells.target // cells))
+    work = rt.read(rounds.cells.buf.work, np.int32, 2 * groups).reshape(groups, 2)
+    return rounds, order, out, gain, kicks, cell_of, budget, work
+
+
 def test_balance_steps_ends_each_group_at_its_step_budget_and_keeps_the_tour_exact(rt):  # noqa: F811
     """balance=steps: after a round that shared out kicks (it measures the steps a kick
     takes), every work-group kicks until its searches have taken the round's step budget,
@@ -280,21 +297,7 @@ def test_balance_steps_ends_each_group_at_its_step_budget_and_keeps_the_tour_exa
     the edges between cells stay, and the same seed gives the same tour."""
     n = 300
     inst = _uniform(n, 3)
-    start = _greedy(rt, inst)
-
-    def three_rounds(seed):
-        rounds = Rounds(rt, inst, seed=seed, cell=150, balance="steps")
-        order = start
-        for round_no, offset in enumerate((0, 37)):      # the descent, then kicks shared out
-            order = rounds.run(order, round_no, offset, round_no == 0, 10 ** 6)[0]
-        budget = round(rounds.params.round_kicks * rounds.cells.steps_per_kick)
-        out, gain, kicks, cell_of = rounds.run(order, 2, 250, False, 10 ** 6)
-        cells = len(set(cell_of.tolist()))
-        groups = cells * max(1, min(rounds.cells.most_copies, rounds.cells.target // cells))
-        work = rt.read(rounds.cells.buf.work, np.int32, 2 * groups).reshape(groups, 2)
-        return rounds, order, out, gain, kicks, cell_of, budget, work
-
-    rounds, order, out, gain, kicks, cell_of, budget, work = three_rounds(5)
+    rounds, order, out, gain, kicks, cell_of, budget, work = _three_rounds(rt, inst, 5, cell=150, balance="steps")
     cap = 2 * rounds.params.round_kicks
     assert budget > 0 and kicks == work[:, 0].sum()
     assert (work[:, 0] <= cap).all() and (work[:, 0] >= 1).all()
@@ -304,7 +307,24 @@ def test_balance_steps_ends_each_group_at_its_step_budget_and_keeps_the_tour_exa
     crossing = {e for e in _edges(order) if len({int(cell_of[c]) for c in e}) == 2}
     assert crossing <= _edges(out), "an edge between two cells changed"
     assert inst.tour_length(order) - inst.tour_length(out) == gain
-    assert np.array_equal(three_rounds(5)[2], out)
+    assert np.array_equal(_three_rounds(rt, inst, 5, cell=150, balance="steps")[2], out)
+
+
+def test_balance_auto_shares_out_kicks_in_replicas_and_steps_in_cells(rt):  # noqa: F811
+    """balance=auto: in cells each work-group kicks to its step budget (as steps), where
+    the tour fits one cell (its replicas) every group takes round_kicks kicks (as kicks)."""
+    auto = SegmentIlsParams()
+    assert (auto.balances_steps(replicas=True), auto.balances_steps(replicas=False)) == (False, True)
+    assert all(SegmentIlsParams(balance="steps").balances_steps(r) for r in (True, False))
+    assert not any(SegmentIlsParams(balance="kicks").balances_steps(r) for r in (True, False))
+    with pytest.raises(UsageError, match="balance must be one of auto, kicks, steps"):
+        SegmentIlsParams(balance="clocks")
+    rounds, *_, budget, work = _three_rounds(rt, _uniform(300, 3), 5, cell=150)
+    assert rounds.cells.step_balance and ((work[:, 0] == 2 * rounds.params.round_kicks)
+                                          | (work[:, 1] >= budget)).all()
+    assert len(set(work[:, 0].tolist())) > 1, "every group took the same kicks: no steps shared out"
+    rounds, *_, work = _three_rounds(rt, _uniform(CELL, 3), 5)
+    assert not rounds.cells.step_balance and (work[:, 0] == rounds.params.round_kicks).all()
 
 
 def _pairings(order, cell_of, offset):

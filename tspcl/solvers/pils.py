@@ -47,7 +47,7 @@ BRIDGE_SCALE = 1 << 16  # pils.cl draws kicks as double bridges below bridges * 
 CELLS = ("auto", "kd", "tour")
 STARTS = {spec.name: spec for spec in CONSTRUCTIONS if spec.name in ("greedy", "qb")}  # init
 COORDS = ("auto", "local", "global")
-BALANCES = ("kicks", "steps")   # balance: what a round's work-groups share out
+BALANCES = ("auto", "kicks", "steps")   # balance: what a round's work-groups share out
 MIN_CELL = 16           # the smallest cell worth a work-group
 PARTITIONS = 8          # k-d partitions drawn and kept, used in turn
 SCAN_CHUNK = 4096       # entries a group of pils_scan_sums adds (a build define)
@@ -86,12 +86,13 @@ class SegmentIlsParams:
                        "auto (kd where there are coordinates)")
     cell: int = param(0, "cities per cell at most (0: as many as local memory holds)")
     round_kicks: int = param(64, "kicks per cell per round")
-    balance: str = param("steps", "what a round's work-groups share out: kicks (each runs "
-                         "round_kicks) or steps (each kicks until its local searches have "
+    balance: str = param("auto", "what a round's work-groups share out: kicks (each runs "
+                         "round_kicks), steps (each kicks until its local searches have "
                          "taken as many steps as round_kicks kicks took a group on average "
                          "the round before, at most twice round_kicks, so that the groups, "
                          "whose kicks cost more in some cells than in others, end the round "
-                         "together)")
+                         "together) or auto (kicks where the tour fits one cell, its "
+                         "replicas; steps in cells)")
     copies: int = param(0, "work-groups searching each cell a round at most, each with its own "
                         "draws, the best kept (0: as many as fill the device)")
     spans: str = param("auto", "windows of the tour a round (k-d cells): in each, one cell's "
@@ -178,6 +179,14 @@ class SegmentIlsParams:
         thirteenth session)."""
         share = auto_or_number("bridges", self.bridges, float, 0, 1, "a share")
         return AUTO_BRIDGES[where] if share is None else share
+
+    def balances_steps(self, replicas: bool) -> bool:
+        """Whether a round's work-groups share out steps rather than kicks: as given; auto
+        steps in cells, kicks in `replicas` of the whole tour (docs/notebook/pils.md,
+        sixteenth session, two H200s: in cells, time to 1 % sooner on six runs of six of
+        d18512, pla33810 and pla85900, the 60-s gaps within their spread; pr1002's
+        replicas at 10 s optimal on five seeds of six with kicks, three with steps)."""
+        return self.balance == "steps" or (self.balance == "auto" and not replicas)
 
     def span_count(self, cells: int) -> int:
         """The spans of a round of `cells` k-d cells: as given, auto one for every
@@ -397,7 +406,8 @@ class DeviceCells:
             raise UsageError(f"group {self.group}: this device runs pils_round with at most {most} work-items")
         self.gain_wg = rt.work_group_size(self.k["pils_round_gain"], 256)
         self.ctx, self.rt, self.n, self.cand, self.p, self.search = ctx, rt, n, cand, p, search
-        self.steps_per_kick = 0.0    # the last round's local-search steps a kick (balance=steps)
+        self.step_balance = p.balances_steps(n <= self.size)
+        self.steps_per_kick = 0.0    # the last round's local-search steps a kick (step_balance)
         self.draws = (draws or KdDraws.of(ctx, layout)) if self.kd else None
         # spans: in k-d cells (not in a tour of one piece or runs of it), unless spans=0
         self.has_spans = self.kd and p.span_count(MOST_SPANS) > 0
@@ -461,11 +471,11 @@ class DeviceCells:
         copies = max(1, min(self.most_copies, self.target // cells))
         groups = cells * copies
         windows = self.p.span_count(cells) if self.has_spans else 0   # windows x copies fit the records
-        # balance=steps: a step budget a group, kicks up to twice round_kicks (within the
+        # step_balance: a step budget a group, kicks up to twice round_kicks (within the
         # run's budget); the first round (its descent) and a round the budget would not
         # hold share out kicks
         step_budget = (round(round_kicks * self.steps_per_kick)
-                       if self.p.balance == "steps" and not descend and self.steps_per_kick > 0
+                       if self.step_balance and not descend and self.steps_per_kick > 0
                        and groups * 2 * round_kicks <= budget else 0)
         kicks = min(groups * (2 if step_budget else 1) * round_kicks, budget)
         staging, base, index, delta = b.staging, b.staging_base, b.staging_index, b.delta
