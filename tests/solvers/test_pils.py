@@ -283,11 +283,24 @@ def _three_rounds(rt, inst, seed, **params):  # noqa: F811
     for round_no, offset in enumerate((0, 37)):      # the descent, then kicks shared out
         order = rounds.run(order, round_no, offset, round_no == 0, 10 ** 6)[0]
     budget = round(rounds.params.round_kicks * rounds.cells.steps_per_kick)
-    out, gain, kicks, cell_of = rounds.run(order, 2, 250 % inst.n, False, 10 ** 6)   # offsets < n
+    out, gain, kicks, cell_of = rounds.run(order, 2, 250 % inst.n, False, 10 ** 6)
     cells = len(set(cell_of.tolist()))
     groups = cells * max(1, min(rounds.cells.most_copies, rounds.cells.target // cells))
     work = rt.read(rounds.cells.buf.work, np.int32, 2 * groups).reshape(groups, 2)
     return rounds, order, out, gain, kicks, cell_of, budget, work
+
+
+def test_a_round_refuses_an_offset_outside_the_tour(rt):  # noqa: F811
+    """The kernels index the tour with a round's offset unchecked: the host refuses one
+    outside 0..n-1 before anything is enqueued (a test once passed 250 on 64 cities and
+    PoCL wrote past the cells' arrays)."""
+    inst = _uniform(CELL, 3)
+    rounds = Rounds(rt, inst)
+    order = _greedy(rt, inst)
+    for offset in (-1, CELL, 250):
+        with pytest.raises(ValueError, match=f"round offset {offset} outside"):
+            rounds.run(order, 0, offset, True, 10 ** 6)
+    assert sorted(rounds.run(order, 0, CELL - 1, True, 10 ** 6)[0].tolist()) == list(range(CELL))
 
 
 def test_balance_steps_ends_each_group_at_its_step_budget_and_keeps_the_tour_exact(rt):  # noqa: F811

@@ -464,8 +464,12 @@ class DeviceCells:
         group_index, and writes only its staging), which a time limit may stop between
         two; then each cell's best copy, the tour laid out again and its positions, after
         which `finished` gets the round's gain and kicks.  record: first the tour's
-        neighbours go to `neighbours` (for `queue_touched`, after a polish)."""
+        neighbours go to `neighbours` (for `queue_touched`, after a polish).  `offset`,
+        the tour position the cells' runs and the layout count from, is below n (the
+        kernels index with it unchecked)."""
         rt, cl, q, s, n, k = self.rt, self.rt.cl, self.rt.queue, self.search, self.n, self.k
+        if not 0 <= offset < n:
+            raise ValueError(f"round offset {offset} outside the tour's positions 0..{n - 1}")
         seed, wg, b = self.ctx.seed, self.gain_wg, self.buf
         members, first, cell_of, cells = self.cells_of(round_no)
         copies = max(1, min(self.most_copies, self.target // cells))
