@@ -369,9 +369,9 @@ def test_spans_change_which_piece_ends_join_and_keep_the_tour_exact(rt):  # noqa
         assert rounds.cells.rejoined() == changed
 
 
-def test_spans_auto_gives_a_span_for_every_four_cells_and_bad_counts_are_refused():
+def test_spans_auto_gives_a_span_for_every_eight_cells_and_bad_counts_are_refused():
     auto, eight = SegmentIlsParams(), SegmentIlsParams(spans="8")
-    assert [auto.span_count(cells) for cells in (1, 3, 4, 16, 70, 1000)] == [1, 1, 1, 4, 17, 64]
+    assert [auto.span_count(cells) for cells in (1, 3, 4, 11, 12, 22, 70, 1000)] == [1, 1, 1, 1, 2, 3, 9, 64]
     assert [eight.span_count(cells) for cells in (1, 5, 8, 70)] == [1, 5, 8, 8]
     assert SegmentIlsParams(spans="0").span_count(70) == 0
     for bad in ("x", "-1", "65", "1.5"):

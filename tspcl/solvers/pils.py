@@ -55,7 +55,7 @@ SCAN_WG = 256           # work-items of the scan kernels (divides SCAN_CHUNK)
 SPAN_PIECES = 64        # pieces a span holds at most (a build define; joint[] numbers them in a uchar)
 REJOIN_INTS = 1 + 3 * SPAN_PIECES   # a span's record (pils.cl REJOIN_INTS)
 MOST_SPANS = 64         # spans a round at most
-SPAN_SHARE = 4          # spans=auto: a span for every this many cells of a round
+SPAN_SHARE = 8          # spans=auto: a span for every this many cells of a round
 GROUPS_PER_UNIT = 4     # work-groups a round runs per compute unit (copies of cells)
 POLISH_CHUNK = 8        # polish steps enqueued between two reads of the search's words
 AUTO_KICKS_PER_CITY = 100  # kicks=auto without a time limit
@@ -100,7 +100,7 @@ class SegmentIlsParams:
                        "piece end joins which (the tour between them turns round or changes "
                        "places); elsewhere every piece keeps its ends' pairing.  A count (0: "
                        "none, at most {}, and one a cell at most) or auto (one for every {} "
-                       "cells of the round, at least one)".format(MOST_SPANS, SPAN_SHARE))
+                       "cells of the round, rounded, at least one)".format(MOST_SPANS, SPAN_SHARE))
     bridges: str = param("auto", "share of the kicks that are double bridges (four joins "
                          "change, which no single move undoes), from 0 to 1; the others move a "
                          "chain next to a city near it (finer).  In a cell with a span they "
@@ -190,10 +190,13 @@ class SegmentIlsParams:
 
     def span_count(self, cells: int) -> int:
         """The spans of a round of `cells` k-d cells: as given, auto one for every
-        SPAN_SHARE cells (at least one), one a cell at most (docs/notebook/pils.md: 4 on
-        d18512's 16 cells, 16 on pla85900's 70)."""
+        SPAN_SHARE cells (the nearest count, at least one), one a cell at most.  On the
+        H200's cells (d18512 20-24, pla33810 38-41, pla85900 100-105) a span for every 8
+        cells gave lower 60-s gaps than every 4 on 8 runs of 9, and more spans higher ones
+        (docs/notebook/pils.md, seventeenth session)."""
         spans = auto_or_number("spans", self.spans, int, 0, MOST_SPANS, "a count")
-        return min(max(1, cells // SPAN_SHARE) if spans is None else spans, cells, MOST_SPANS)
+        auto = max(1, (cells + SPAN_SHARE // 2) // SPAN_SHARE)
+        return min(auto if spans is None else spans, cells, MOST_SPANS)
 
     def budget(self, n: int, time_limited: bool) -> int:
         """The kicks to run: as given; 'auto': until the time limit (at most MAX_COUNT),
