@@ -370,9 +370,9 @@ def test_spans_change_which_piece_ends_join_and_keep_the_tour_exact(rt):  # noqa
 
 
 def test_spans_auto_gives_a_span_for_every_eight_cells_and_bad_counts_are_refused():
-    auto, eight = SegmentIlsParams(), SegmentIlsParams(spans="8")
+    auto, given = SegmentIlsParams(), SegmentIlsParams(spans="8")
     assert [auto.span_count(cells) for cells in (1, 3, 4, 11, 12, 22, 70, 1000)] == [1, 1, 1, 1, 2, 3, 9, 64]
-    assert [eight.span_count(cells) for cells in (1, 5, 8, 70)] == [1, 5, 8, 8]
+    assert [given.span_count(cells) for cells in (1, 5, 8, 70)] == [1, 5, 8, 8]
     assert SegmentIlsParams(spans="0").span_count(70) == 0
     for bad in ("x", "-1", "65", "1.5"):
         with pytest.raises(UsageError, match="spans"):

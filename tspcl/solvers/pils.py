@@ -192,8 +192,8 @@ class SegmentIlsParams:
         """The spans of a round of `cells` k-d cells: as given, auto one for every
         SPAN_SHARE cells (the nearest count, at least one), one a cell at most.  On the
         H200's cells (d18512 20-24, pla33810 38-41, pla85900 100-105) a span for every 8
-        cells gave lower 60-s gaps than every 4 on 8 runs of 9, and more spans higher ones
-        (docs/notebook/pils.md, seventeenth session)."""
+        cells gave lower 60-s gaps than every 4 on 8 runs of 9; more spans gave higher ones,
+        and so did one a round on d18512 (docs/notebook/pils.md, seventeenth session)."""
         spans = auto_or_number("spans", self.spans, int, 0, MOST_SPANS, "a count")
         auto = max(1, (cells + SPAN_SHARE // 2) // SPAN_SHARE)
         return min(auto if spans is None else spans, cells, MOST_SPANS)
