@@ -267,7 +267,7 @@ def test_rounds_keep_a_permutation_the_edges_between_cells_and_exact_gains(rt, m
         crossing = {e for e in _edges(order) if len({int(cell_of[c]) for c in e}) == 2}
         assert crossing <= _edges(out), "an edge between two cells changed"
         cells = len(set(cell_of.tolist()))
-        copies = max(1, min(rounds.cells.most_copies, rounds.cells.target // cells))
+        copies = rounds.cells.copies(cells)
         assert gain >= 0 and kicks == min(cells * copies * rounds.params.round_kicks, 10_000)
         assert inst.tour_length(order) - inst.tour_length(out) == gain
         order = out
@@ -285,7 +285,7 @@ def _three_rounds(rt, inst, seed, **params):  # noqa: F811
     budget = round(rounds.params.round_kicks * rounds.cells.steps_per_kick)
     out, gain, kicks, cell_of = rounds.run(order, 2, 250 % inst.n, False, 10 ** 6)
     cells = len(set(cell_of.tolist()))
-    groups = cells * max(1, min(rounds.cells.most_copies, rounds.cells.target // cells))
+    groups = cells * rounds.cells.copies(cells)
     work = rt.read(rounds.cells.buf.work, np.int32, 2 * groups).reshape(groups, 2)
     return rounds, order, out, gain, kicks, cell_of, budget, work
 

@@ -440,6 +440,11 @@ class DeviceCells:
             self.partitions.append(bufs + (len(first) - 1,))
         return self.partitions[round_no % PARTITIONS]
 
+    def copies(self, cells: int) -> int:
+        """The copies of each cell a round of `cells` cells runs: as many as fill `target`
+        work-groups, most_copies at most, at least one."""
+        return max(1, min(self.most_copies, self.target // cells))
+
     def rejoined(self) -> int:
         """How many spans joined their pieces' ends otherwise so far."""
         return int(self.rt.read(self.buf.rejoined, np.int32, 1)[0]) if self.has_spans else 0
@@ -475,7 +480,7 @@ class DeviceCells:
             raise ValueError(f"round offset {offset} outside the tour's positions 0..{n - 1}")
         seed, wg, b = self.ctx.seed, self.gain_wg, self.buf
         members, first, cell_of, cells = self.cells_of(round_no)
-        copies = max(1, min(self.most_copies, self.target // cells))
+        copies = self.copies(cells)
         groups = cells * copies
         windows = self.p.span_count(cells) if self.has_spans else 0   # windows x copies fit the records
         # step_balance: a step budget a group, kicks up to twice round_kicks (within the
